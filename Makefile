@@ -1,0 +1,54 @@
+# Two commands do all set-up: `make book` and `make test`. Both create .venv if it is
+# missing and install the exact pins of requirements.txt plus this package (editable).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
+PORT   ?= 8000
+
+# Kernels started by nbval and the book build inherit these: fixed hashing and threads
+# keep every stored output reproducible.
+export PYTHONHASHSEED := 0
+export OMP_NUM_THREADS := 1
+export MPLBACKEND := module://matplotlib_inline.backend_inline
+
+.PHONY: book test unit nbval strict-build serve notebooks clean
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (posenc)" >/dev/null
+	@touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build .
+	@echo "Open _build/html/index.html"
+
+test: unit nbval strict-build
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+nbval: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-current-env \
+		--nbval-sanitize-with book/nbval_sanitize.cfg book
+
+strict-build: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+serve: book
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
+
+notebooks: $(STAMP)
+	@for nb in $(NOTEBOOKS); do \
+		echo "executing $$nb"; \
+		$(BIN)/jupyter-execute --inplace --timeout=600 --kernel_name=python3 "$$nb" || exit 1; \
+	done
+	$(BIN)/nbstripout --keep-output --keep-count --keep-id $(NOTEBOOKS)
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +

@@ -1,0 +1,24 @@
+"""posenc: positional encodings from the sinusoidal encoding to RoPE and YaRN.
+
+The library behind the book "Positional Encoding, Executed". Every formula the book
+uses lives here once, in numpy float64. ``import posenc`` imports neither torch nor
+matplotlib; ``posenc.plotting`` is imported by name.
+"""
+
+from posenc.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
+from posenc.notebook import set_print_options, setup_notebook
+from posenc.sinusoidal import frequencies, sinusoidal_encoding, wavelengths
+
+__all__ = [
+    "causal_mask",
+    "frequencies",
+    "scaled_dot_product_attention",
+    "self_attention",
+    "set_print_options",
+    "setup_notebook",
+    "sinusoidal_encoding",
+    "softmax",
+    "wavelengths",
+]
+
+__version__ = "0.1.0"

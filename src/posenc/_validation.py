@@ -1,0 +1,51 @@
+"""Argument checks shared by every module: each error names the argument and what was expected."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """Return ``value`` as an int if it is a positive integer (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return int(value)
+
+
+def check_even_positive_int(value: object, name: str) -> int:
+    """Return ``value`` as an int if it is a positive even integer."""
+    value = check_positive_int(value, name)
+    if value % 2:
+        raise ValueError(f"{name} must be even (dimensions come in (sin, cos) pairs), got {value}")
+    return value
+
+
+def check_positive_float(value: object, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {value!r} of type {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def as_float_array(value: object, name: str) -> np.ndarray:
+    """Return ``value`` as a float64 numpy array of finite real numbers.
+
+    Accepts numpy arrays and nested lists of real numbers. Booleans, complex numbers,
+    strings and objects are a ``TypeError``; NaN or infinity is a ``ValueError``.
+    """
+    if type(value).__module__.startswith("torch"):
+        raise TypeError(f"{name} must be a numpy array, got a torch tensor; call .numpy() first")
+    array = np.asarray(value)
+    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must hold finite numbers only (found NaN or infinity)")
+    return array

@@ -1,0 +1,37 @@
+"""The one set-up call every chapter's first cell makes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+PRINT_OPTIONS = {"precision": 4, "suppress": True, "linewidth": 100}
+
+
+def set_print_options() -> None:
+    """Fix numpy's print options for every stored notebook output (4 decimals, no scientific noise)."""
+    np.set_printoptions(**PRINT_OPTIONS)
+
+
+def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int = 1) -> np.random.Generator:
+    """Seed numpy (and Python's ``random``), fix print options and the shared figure style.
+
+    With ``use_torch`` it also seeds torch and fixes its thread count, so chapters that
+    train get the same numbers on every run of this machine. Returns a seeded
+    ``np.random.Generator`` for the chapter to draw from.
+    """
+    from posenc import plotting  # imported here: `import posenc` must not import matplotlib
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    set_print_options()
+    random.seed(seed)
+    np.random.seed(seed)
+    plotting.use_book_style()
+    if use_torch:
+        import torch
+
+        torch.manual_seed(seed)
+        torch.set_num_threads(torch_threads)
+    return np.random.default_rng(seed)

@@ -1,0 +1,82 @@
+"""Checks of the book's structure: the table of contents and the notebook rules of DESIGN.md."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+PAGE_SUFFIXES = {".md", ".ipynb"}
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
+
+
+def resolve(entry: str) -> Path | None:
+    for suffix in ("", *sorted(PAGE_SUFFIXES)):
+        candidate = ROOT / f"{entry}{suffix}"
+        if candidate.is_file() and candidate.suffix in PAGE_SUFFIXES:
+            return candidate
+    return None
+
+
+def test_every_toc_entry_exists():
+    missing = [entry for entry in toc_files() if resolve(entry) is None]
+    assert not missing, f"_toc.yml lists pages that do not exist: {missing}"
+
+
+def test_every_page_in_book_is_in_the_toc():
+    listed = {resolve(entry) for entry in toc_files()}
+    pages = {path for path in BOOK.rglob("*") if path.suffix in PAGE_SUFFIXES and ".ipynb_checkpoints" not in path.parts}
+    unlisted = sorted(str(path.relative_to(ROOT)) for path in pages - listed)
+    assert not unlisted, f"pages in book/ missing from _toc.yml: {unlisted}"
+
+
+def test_toc_lists_no_page_twice():
+    files = toc_files()
+    assert len(files) == len(set(files))
+
+
+NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_follows_the_rules(path):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    code_cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    first = code_cells[0]
+    assert "remove-cell" in first["metadata"].get("tags", []), "the first code cell must be tagged remove-cell"
+    assert "posenc.setup_notebook(" in "".join(first["source"]), "the first code cell must call posenc.setup_notebook"
+    counts = [cell["execution_count"] for cell in code_cells]
+    assert counts == list(range(1, len(code_cells) + 1)), "run the notebook top to bottom (make notebooks)"
+    for cell in code_cells:
+        source = "".join(cell["source"])
+        for output in cell["outputs"]:
+            assert output["output_type"] != "error", f"stored error output in cell: {source[:80]}"
+            assert "image/svg+xml" not in output.get("data", {}), "figures must be PNG (SVG embeds a timestamp)"
+        if "NBVAL_IGNORE_OUTPUT" in source:
+            assert "time" in source or "perf_counter" in source, "only timing output may be ignored by nbval"
+    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_shows_library_code_by_inclusion_only(path):
+    text = path.read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if "literalinclude" in line:
+            assert "../src/posenc/" in line, f"literalinclude must point into src/posenc: {line.strip()}"

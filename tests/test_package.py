@@ -1,0 +1,35 @@
+"""Package-level rules of DESIGN.md: light imports, the print-options helper."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+import posenc
+
+
+def test_import_posenc_imports_neither_torch_nor_matplotlib():
+    code = "import sys, posenc; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]
+
+
+def test_setup_notebook_fixes_print_options_and_seeds():
+    saved = np.get_printoptions()
+    try:
+        first = posenc.setup_notebook(seed=3).normal(size=3)
+        assert np.get_printoptions()["precision"] == 4 and np.get_printoptions()["suppress"]
+        np.testing.assert_array_equal(first, posenc.setup_notebook(seed=3).normal(size=3))
+        posenc.setup_notebook(seed=3)
+        a = np.random.rand()
+        posenc.setup_notebook(seed=3)
+        assert np.random.rand() == a
+    finally:
+        np.set_printoptions(**saved)
+
+
+def test_setup_notebook_rejects_a_bad_seed():
+    import pytest
+
+    with pytest.raises(ValueError, match="seed"):
+        posenc.setup_notebook(seed=-1)
