@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $(STAMP)
 
 book: $(STAMP)
-	$(BIN)/jupyter-book build .
+	$(BIN)/jupyter-book build . --all
 	@echo "Open _build/html/index.html"
 
 test: unit nbval strict-build
@@ -37,7 +37,7 @@ nbval: $(STAMP)
 		--nbval-sanitize-with book/nbval_sanitize.cfg book
 
 strict-build: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 serve: book
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
