@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-PRINT_OPTIONS = {"precision": 4, "suppress": True, "linewidth": 100}
+PRINT_OPTIONS = {"precision": 4, "suppress": True, "linewidth": 75}
 
 
 def set_print_options() -> None:
