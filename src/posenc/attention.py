@@ -13,18 +13,21 @@ from posenc._validation import as_float_array, check_positive_int
 
 
 def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax along ``axis``: exp(s - max s) / sum exp(s - max s).
+    """Numerically stable softmax along ``axis``.
 
-    ``scores`` may hold ``-inf`` (a masked entry) as long as every slice along ``axis``
-    keeps at least one finite entry; NaN and ``+inf`` are a ``ValueError``.
+    Computes exp(s - max s) / sum exp(s - max s). ``scores`` may hold -inf
+    (a masked entry) as long as every slice along ``axis`` keeps a finite
+    entry; NaN and +inf are a ``ValueError``.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if np.any(np.isnan(scores)) or np.any(scores == np.inf):
         raise ValueError("scores must not contain NaN or +inf")
-    shifted_max = np.max(scores, axis=axis, keepdims=True)
-    if np.any(shifted_max == -np.inf):
-        raise ValueError("scores: every slice along axis needs at least one finite entry (a row is fully masked)")
-    exps = np.exp(scores - shifted_max)
+    largest = np.max(scores, axis=axis, keepdims=True)
+    if np.any(largest == -np.inf):
+        raise ValueError(
+            "scores: every slice along axis needs a finite entry "
+            "(a row is fully masked)")
+    exps = np.exp(scores - largest)
     return exps / np.sum(exps, axis=axis, keepdims=True)
 
 
@@ -107,18 +110,23 @@ def self_attention(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One attention head over a sequence: Q = X W_q, K = X W_k, V = X W_v.
 
-    tokens: (..., n, d_model); w_query, w_key: (d_model, d_k); w_value: (d_model, d_v).
-    Returns ``scaled_dot_product_attention(Q, K, V, causal=causal)``.
+    tokens: (..., n, d_model); w_query, w_key: (d_model, d_k);
+    w_value: (d_model, d_v).
+    Returns scaled_dot_product_attention(Q, K, V, causal=causal).
     """
     tokens = as_float_array(tokens, "tokens")
     if tokens.ndim < 2:
-        raise ValueError(f"tokens must have shape (..., seq, d_model), got shape {tokens.shape}")
+        raise ValueError(
+            f"tokens must have shape (..., seq, d_model), got {tokens.shape}")
     d_model = tokens.shape[-1]
+    named = {"w_query": w_query, "w_key": w_key, "w_value": w_value}
     projections = []
-    for name, weight in (("w_query", w_query), ("w_key", w_key), ("w_value", w_value)):
+    for name, weight in named.items():
         weight = as_float_array(weight, name)
         if weight.ndim != 2 or weight.shape[0] != d_model:
-            raise ValueError(f"{name} must have shape (d_model={d_model}, d_out), got {weight.shape}")
+            raise ValueError(
+                f"{name} must have shape (d_model={d_model}, d_out), "
+                f"got {weight.shape}")
         projections.append(tokens @ weight)
     query, key, value = projections
     return scaled_dot_product_attention(query, key, value, causal=causal)
