@@ -14,7 +14,7 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: book test unit nbval strict-build serve notebooks clean
+.PHONY: book test unit nbval strict-build browser serve notebooks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,10 +27,10 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
 	@echo "Open _build/html/index.html"
 
-test: unit nbval strict-build
+test: unit nbval strict-build browser
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --ignore=tests/browser
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
@@ -38,6 +38,11 @@ nbval: $(STAMP)
 
 strict-build: $(STAMP)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+
+# Opens every built page in headless Chromium (Debian's /usr/bin/chromium, never a
+# downloaded browser); skips with a message when Chromium is missing.
+browser: $(STAMP)
+	$(BIN)/python -m pytest tests/browser
 
 serve: book
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)

@@ -1,0 +1,163 @@
+"""Open every page of the built HTML in headless Chromium and check what a reader sees.
+
+Run by `make browser` (part of `make test`) after the book is built. For each page:
+math is typeset (no raw TeX left, no MathJax error), every image has loaded, the
+browser logs no errors, and every internal link (and its #anchor) resolves. One
+full-page screenshot per page goes to _build/screenshots/.
+
+Chromium comes from the Debian packages `chromium` and `chromium-driver`
+(/usr/bin/chromium); no browser is ever downloaded. Without it the tests skip.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+
+
+def pages() -> list[str]:
+    if not HTML.is_dir():
+        return []
+    found = [p for p in HTML.glob("*.html")] + [p for p in (HTML / "book").glob("*.html")]
+    return sorted(str(p.relative_to(HTML)) for p in found)
+
+
+class _Ids(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("id", "name") and value:
+                self.ids.add(value)
+
+
+@functools.cache
+def anchors(path: Path) -> frozenset[str]:
+    parser = _Ids()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return frozenset(parser.ids)
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not (HTML / "index.html").is_file():
+        pytest.fail("_build/html/index.html is missing: build the book first (make strict-build or make book)")
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(f"Chromium not found at {CHROMIUM}: install the Debian packages chromium and chromium-driver "
+                    "(.ci/run does) or set CHROMIUM=/path/to/chromium")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield instance
+        instance.close()
+
+
+def test_the_build_has_pages():
+    assert "index.html" in pages() and any(p.startswith("book/01_") for p in pages())
+
+
+def test_index_redirects_to_the_preface():
+    index = (HTML / "index.html").read_text(encoding="utf-8")
+    assert 'http-equiv="Refresh"' in index and "url=book/intro.html" in index
+    assert (HTML / "book" / "intro.html").is_file()
+
+
+@pytest.mark.parametrize("page_path", [p for p in pages() if p != "index.html"])
+def test_page_renders_cleanly(page_path, server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("requestfailed", lambda request: request.url.startswith(server)
+            and problems.append(f"request failed: {request.url}"))
+    page.on("response", lambda response: response.url.startswith(server) and response.status >= 400
+            and problems.append(f"HTTP {response.status}: {response.url}"))
+    page.goto(server + page_path, wait_until="load")
+
+    has_mathjax = page.evaluate("() => Boolean(window.MathJax && window.MathJax.startup)")
+    if has_mathjax:
+        page.evaluate("() => window.MathJax.startup.promise")
+        errors = page.evaluate("() => document.querySelectorAll('mjx-merror').length")
+        assert errors == 0, f"{page_path}: {errors} MathJax errors"
+    raw_tex = page.evaluate(
+        r"""() => {
+            const spans = [...document.querySelectorAll('.math')];
+            return spans.filter(s => !s.querySelector('mjx-container')).map(s => s.textContent.slice(0, 60));
+        }"""
+    )
+    assert not raw_tex, f"{page_path}: math left as raw TeX: {raw_tex[:3]}"
+    leftover = page.evaluate(
+        r"""() => {
+            const walker = document.createTreeWalker(document.querySelector('main') || document.body,
+                                                     NodeFilter.SHOW_TEXT);
+            const hits = [];
+            while (walker.nextNode()) {
+                const node = walker.currentNode;
+                if (node.parentElement.closest('pre, code, script, style, mjx-container, .highlight')) continue;
+                if (/\\\(|\\\[|\$\$|\\begin\{/.test(node.textContent)) hits.push(node.textContent.slice(0, 60));
+            }
+            return hits;
+        }"""
+    )
+    assert not leftover, f"{page_path}: raw TeX in the text: {leftover[:3]}"
+
+    broken_images = page.evaluate(
+        "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
+    assert not broken_images, f"{page_path}: images that did not load: {broken_images}"
+
+    links = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
+    unresolved = []
+    for link in links:
+        if not link.startswith(server):
+            continue
+        target, fragment = urldefrag(link)
+        relative = unquote(urlparse(target).path).lstrip("/")
+        file = HTML / relative
+        if file.is_dir():
+            file = file / "index.html"
+        if not file.is_file():
+            unresolved.append(link)
+        elif fragment and file.suffix == ".html" and unquote(fragment) not in anchors(file):
+            unresolved.append(link)
+    assert not unresolved, f"{page_path}: internal links that do not resolve: {sorted(set(unresolved))[:5]}"
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / (Path(page_path).stem + ".png")), full_page=True)
+    context.close()
+    assert not problems, f"{page_path}: " + "; ".join(problems[:5])
