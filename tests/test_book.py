@@ -80,3 +80,18 @@ def test_notebook_shows_library_code_by_inclusion_only(path):
     for line in text.splitlines():
         if "literalinclude" in line:
             assert "../src/posenc/" in line, f"literalinclude must point into src/posenc: {line.strip()}"
+
+
+def test_notebooks_are_stripped_of_volatile_metadata():
+    """`make notebooks` runs nbstripout; a notebook saved from an editor must be stripped too."""
+    import subprocess
+    import sys
+
+    if not NOTEBOOKS:
+        pytest.skip("no notebooks")
+    result = subprocess.run(
+        [sys.executable, "-m", "nbstripout", "--verify", "--keep-output", "--keep-count", "--keep-id",
+         *map(str, NOTEBOOKS)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, f"run `make notebooks` (or nbstripout --keep-output --keep-count --keep-id): {result.stdout}"
