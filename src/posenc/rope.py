@@ -200,14 +200,29 @@ def apply_rope(
 
         cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
         sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
-        stack, concat = torch.stack, torch.cat
     else:
         cos, sin = cos.astype(x.dtype), sin.astype(x.dtype)
-        stack, concat = np.stack, np.concatenate
+    return rotate_pairs(x, cos, sin, layout)
 
+
+def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
+    """The elementwise rotation behind :func:`apply_rope`, for callers that cache cos and sin.
+
+    ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``: (seq, dim/2) of
+    the same kind (any shape that broadcasts against (..., seq, dim/2) works). Pair
+    (a, b) becomes (a cos - b sin, a sin + b cos): counter-clockwise, column vectors.
+    No argument checks beyond the layout: :func:`apply_rope` is the checked entry point.
+    """
+    layout = _check_layout(layout)
+    half = x.shape[-1] // 2
+    if _is_torch_tensor(x):
+        import torch
+
+        stack, concat = torch.stack, torch.cat
+    else:
+        stack, concat = np.stack, np.concatenate
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
-        out = stack((a * cos - b * sin, a * sin + b * cos), -1)
-        return out.reshape(shape)
-    a, b = x[..., : dim // 2], x[..., dim // 2 :]
+        return stack((a * cos - b * sin, a * sin + b * cos), -1).reshape(x.shape)
+    a, b = x[..., :half], x[..., half:]
     return concat((a * cos - b * sin, a * sin + b * cos), -1)
