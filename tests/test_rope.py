@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc import apply_rope, frequencies, rope_inv_freq, rope_matrix, rotation_matrix
-from posenc.rope import rope_angles
+from posenc.rope import rope_angles, rope_decay_bound
 
 
 def rope_by_loops(x, positions, base=10000.0, layout="interleaved", factor=1.0):
@@ -270,3 +270,25 @@ def test_float64_angles_are_right_to_1e_6_rad_at_position_one_million():
 def test_bad_input_names_the_argument(call, error, name):
     with pytest.raises(error, match=f"^{name} must"):
         call()
+
+
+# ---------------------------------------------------------------- RoFormer's long-term decay bound
+
+
+def test_decay_bound_at_distance_zero_and_by_loops():
+    dim = 8
+    bound = rope_decay_bound([0, 1, 5, -5], dim)
+    assert bound[0] == pytest.approx((dim / 2 + 1) / 2)  # S_j = j at distance 0: mean of 1 .. dim/2
+    for value, distance in zip(bound, [0, 1, 5, -5]):
+        sums = [abs(sum(cmath.exp(1j * distance * 10000.0 ** (-2 * i / dim)) for i in range(j))) for j in range(1, dim // 2 + 1)]
+        assert value == pytest.approx(sum(sums) / (dim // 2), rel=1e-12)
+
+
+@given(st.integers(-5000, 5000), st.integers(0, 2**32 - 1), st.sampled_from([4, 16, 64]))
+def test_decay_bound_bounds_the_rotated_score(distance, seed, dim):
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=(1, dim)), rng.normal(size=(1, dim))
+    score = float(apply_rope(q, [0])[0] @ apply_rope(k, [-distance])[0])  # m - n = distance
+    h = np.append((q[0, 0::2] + 1j * q[0, 1::2]) * np.conj(k[0, 0::2] + 1j * k[0, 1::2]), 0.0)  # h_{dim/2} = 0
+    bound = np.max(np.abs(np.diff(h))) * (dim // 2) * rope_decay_bound([distance], dim)[0]
+    assert abs(score) <= bound * (1 + 1e-12) + 1e-12

@@ -226,3 +226,17 @@ def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any
         return stack((a * cos - b * sin, a * sin + b * cos), -1).reshape(x.shape)
     a, b = x[..., :half], x[..., half:]
     return concat((a * cos - b * sin, a * sin + b * cos), -1)
+
+
+def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.ndarray:
+    """RoFormer's "relative upper bound" of sec. 3.4.3: (1 / (dim/2)) * sum_j |S_j|, one value per distance.
+
+    S_j = sum_{i<j} exp(1j * (m - n) * theta_i), j = 1 .. dim/2, for the relative distance m - n.
+    By Abel summation, |q'.k'| <= max_i |h_{i+1} - h_i| * (dim/2) * bound, where
+    h_i = q_i conj(k_i) pairs q and k as complex numbers and h_{dim/2} = 0.
+    ``distances``: (n,) integers; returns (n,) float64.
+    """
+    distances = check_positions(distances, "distances")
+    theta = rope_inv_freq(dim, base)
+    partial_sums = np.cumsum(np.exp(1j * rope_angles(distances, theta)), axis=1)  # S_1 .. S_{dim/2}
+    return np.abs(partial_sums).mean(axis=1)
