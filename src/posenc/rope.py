@@ -1,4 +1,4 @@
-"""Rotary position embedding, RoPE (Su et al. 2021, RoFormer, eqs. 13-16 and 34).
+"""Rotary position embedding, RoPE (Su et al. 2021, RoFormer, sec. 3.2 and 3.4.2).
 
 Pair ``i`` of a query or key at position ``m`` is rotated counter-clockwise by the angle
 ``m * theta_i``, ``theta_i = base ** (-2i / dim)``, ``i = 0 .. dim/2 - 1``. Vectors are
@@ -69,7 +69,7 @@ def check_positions(positions: object, name: str = "positions") -> np.ndarray:
 def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
     """Frequencies theta_i = base**(-2i/dim), i = 0 .. dim/2 - 1, in radians per position.
 
-    Shape (dim/2,), float64. RoFormer eq. 15; the same numbers as the sinusoidal
+    Shape (dim/2,), float64. RoFormer sec. 3.2; the same numbers as the sinusoidal
     encoding's frequencies (:func:`posenc.sinusoidal.frequencies`), which compute them.
     """
     dim = check_even_positive_int(dim, "dim")
@@ -121,7 +121,7 @@ def rope_matrix(
     inv_freq: object = None,
     layout: str = "interleaved",
 ) -> np.ndarray:
-    """The (dim, dim) rotation R_m of RoFormer eq. 15 for one integer position m, float64.
+    """The (dim, dim) block-diagonal rotation R_m of RoFormer sec. 3.2 for one integer position m, float64.
 
     Block-diagonal for ``layout="interleaved"``: block i is ``rotation_matrix(m * theta_i)``
     on features (2i, 2i+1). For ``layout="half"`` the same rotations act on features
@@ -169,7 +169,7 @@ def apply_rope(
     attention_factor: float = 1.0,
     layout: str = "interleaved",
 ) -> Any:
-    """Rotate every pair of features of ``x`` by position * theta_i (RoFormer eq. 34).
+    """Rotate every pair of features of ``x`` by position * theta_i (RoFormer sec. 3.4.2).
 
     ``x``: numpy array or torch tensor of shape (..., seq, dim), floating point.
     ``positions``: (seq,) integers, the position of each row along the seq axis.
