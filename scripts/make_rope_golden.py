@@ -104,6 +104,15 @@ def main() -> None:
         "inv_freq": to_list(inv_freq), "q_embed": to_list(q_embed), "k_embed": to_list(k_embed),
     }
 
+    # (b') transformers' own cos/sin at far positions: shows how it forms the angles (float32).
+    far = torch.tensor([1_000_000, 2_000_000])
+    config = LlamaConfig(hidden_size=HEAD_DIM * 2, num_attention_heads=2, head_dim=HEAD_DIM,
+                         rope_theta=BASE, max_position_embeddings=64)
+    cos, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 2, HEAD_DIM), far[None])
+    golden["hf_llama_rotary_far_positions"] = {
+        "positions": far.tolist(), "cos": to_list(cos[0]), "sin": to_list(sin[0]),
+    }
+
     # (c) Meta's complex form, (batch=1, seq=5, heads=2, head_dim), positions 1000 .. 1004.
     start_pos = 1000
     x = draw(1, 5, 2, HEAD_DIM)

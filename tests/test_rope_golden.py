@@ -61,3 +61,14 @@ def test_live_against_installed_transformers():
     torch.testing.assert_close(apply_rope(q, positions, base=500000.0, layout="half"), q_hf, atol=1e-12, rtol=0)
     torch.testing.assert_close(apply_rope(k, positions, base=500000.0, layout="half"), k_hf, atol=1e-12, rtol=0)
     torch.testing.assert_close(rotate_half(q), torch.cat((-q[..., 16:], q[..., :16]), dim=-1))
+
+
+def test_transformers_forms_its_angles_in_float32_at_far_positions():
+    """Documents the reference, not posenc: its cos at 1e6 and 2e6 are those of float32 angles."""
+    far = GOLDEN["hf_llama_rotary_far_positions"]
+    inv_freq32 = torch.tensor(GOLDEN["hf_half_llama_rotary_float32"]["inv_freq"], dtype=torch.float32)
+    angles32 = (torch.tensor(far["positions"]).float()[:, None] * inv_freq32[None, :]).double().numpy()
+    half = GOLDEN["head_dim"] // 2
+    np.testing.assert_allclose(np.array(far["cos"])[:, :half], np.cos(angles32), atol=1e-6)
+    exact = np.cos(np.array(far["positions"])[:, None] * rope_inv_freq(GOLDEN["head_dim"])[None, :])
+    assert np.max(np.abs(np.array(far["cos"])[:, :half] - exact)) > 1e-2
