@@ -7,11 +7,16 @@ matplotlib; ``posenc.plotting`` is imported by name.
 
 from posenc.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
 from posenc.notebook import set_print_options, setup_notebook
+from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
 from posenc.sinusoidal import frequencies, sinusoidal_encoding, wavelengths
 
 __all__ = [
+    "apply_rope",
     "causal_mask",
     "frequencies",
+    "rope_inv_freq",
+    "rope_matrix",
+    "rotation_matrix",
     "scaled_dot_product_attention",
     "self_attention",
     "set_print_options",

@@ -1,0 +1,242 @@
+"""Rotary position embedding, RoPE (Su et al. 2021, RoFormer, sec. 3.2 and 3.4.2).
+
+Pair ``i`` of a query or key at position ``m`` is rotated counter-clockwise by the angle
+``m * theta_i``, ``theta_i = base ** (-2i / dim)``, ``i = 0 .. dim/2 - 1``. Vectors are
+columns and matrices act on the left: ``x' = R_m x``. Two layouts decide which features
+form a pair:
+
+* ``"interleaved"``: pairs ``(x[2i], x[2i + 1])`` (RoFormer, GPT-J, Meta's LLaMA reference);
+* ``"half"``: pairs ``(x[i], x[i + dim/2])`` (GPT-NeoX, Hugging Face LLaMA).
+
+Everything here is numpy float64 except :func:`apply_rope`, which also takes torch
+tensors and imports torch only when it is handed one. Angles ``position * theta_i`` are
+always formed in float64 and only their cosines and sines are cast to the input's dtype.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from posenc._validation import as_float_array, check_even_positive_int, check_positive_float
+from posenc.sinusoidal import frequencies
+
+LAYOUTS = ("interleaved", "half")
+
+
+def _is_torch_tensor(value: object) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "dtype") and hasattr(value, "shape")
+
+
+def _check_layout(layout: object) -> str:
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def _check_position(position: object) -> int:
+    if isinstance(position, bool) or not isinstance(position, numbers.Integral):
+        raise TypeError(f"position must be an integer, got {position!r} of type {type(position).__name__}")
+    return int(position)
+
+
+def check_positions(positions: object, name: str = "positions") -> np.ndarray:
+    """Return ``positions`` as a 1-D int64 numpy array, or raise naming ``name``.
+
+    Accepts a list, tuple or range of ints, a numpy integer array or a torch integer
+    tensor. Floats (even whole ones), booleans and other kinds are a ``TypeError``;
+    any rank other than 1 is a ``ValueError``.
+    """
+    if _is_torch_tensor(positions):
+        if positions.dtype.is_floating_point or positions.dtype.is_complex or str(positions.dtype) == "torch.bool":
+            raise TypeError(f"{name} must hold integers, got a tensor of dtype {positions.dtype}")
+        array = positions.detach().cpu().numpy()
+    else:
+        if isinstance(positions, (str, bytes)):
+            raise TypeError(f"{name} must be a 1-D sequence of integers, got {type(positions).__name__}")
+        array = np.asarray(positions)
+        if array.size == 0 and array.dtype == np.float64 and not isinstance(positions, np.ndarray):
+            array = array.astype(np.int64)  # an empty list has no integer dtype of its own
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}")
+    return array.astype(np.int64, copy=False)
+
+
+def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
+    """Frequencies theta_i = base**(-2i/dim), i = 0 .. dim/2 - 1, in radians per position.
+
+    Shape (dim/2,), float64. RoFormer sec. 3.2; the same numbers as the sinusoidal
+    encoding's frequencies (:func:`posenc.sinusoidal.frequencies`), which compute them.
+    """
+    dim = check_even_positive_int(dim, "dim")
+    return frequencies(dim, base)
+
+
+def _resolve_inv_freq(dim: int, inv_freq: object, base: float) -> np.ndarray:
+    if inv_freq is None:
+        return rope_inv_freq(dim, base)
+    if _is_torch_tensor(inv_freq):
+        inv_freq = inv_freq.detach().cpu().double().numpy()
+    inv_freq = as_float_array(inv_freq, "inv_freq")
+    if inv_freq.shape != (dim // 2,):
+        raise ValueError(f"inv_freq must have shape (dim/2,) = ({dim // 2},), got {inv_freq.shape}")
+    return inv_freq
+
+
+def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
+    """Rotation angles m * theta_i in radians, float64, shape (seq, dim/2).
+
+    ``positions``: (seq,) integers; ``inv_freq``: (dim/2,) frequencies, for example
+    :func:`rope_inv_freq`. The product is formed in float64 so that an angle at
+    position 10**6 is right to about 1e-10 rad.
+    """
+    positions = check_positions(positions)
+    if _is_torch_tensor(inv_freq):
+        inv_freq = inv_freq.detach().cpu().double().numpy()
+    inv_freq = as_float_array(inv_freq, "inv_freq")
+    if inv_freq.ndim != 1:
+        raise ValueError(f"inv_freq must be 1-D with shape (dim/2,), got shape {inv_freq.shape}")
+    return positions.astype(np.float64)[:, None] * inv_freq[None, :]
+
+
+def rotation_matrix(angle: float | np.ndarray) -> np.ndarray:
+    """Counter-clockwise rotation [[cos a, -sin a], [sin a, cos a]] acting on column vectors.
+
+    ``angle`` in radians, a number (result (2, 2)) or an array (result angle.shape + (2, 2)).
+    """
+    angle = as_float_array(angle, "angle")
+    cos, sin = np.cos(angle), np.sin(angle)
+    return np.stack([np.stack([cos, -sin], axis=-1), np.stack([sin, cos], axis=-1)], axis=-2)
+
+
+def rope_matrix(
+    position: int,
+    dim: int,
+    base: float = 10000.0,
+    *,
+    inv_freq: object = None,
+    layout: str = "interleaved",
+) -> np.ndarray:
+    """The (dim, dim) block-diagonal rotation R_m of RoFormer sec. 3.2 for one integer position m, float64.
+
+    Block-diagonal for ``layout="interleaved"``: block i is ``rotation_matrix(m * theta_i)``
+    on features (2i, 2i+1). For ``layout="half"`` the same rotations act on features
+    (i, i + dim/2). ``R_m @ x`` rotates a column vector x; ``apply_rope`` does the same
+    without building the matrix.
+    """
+    position = _check_position(position)
+    dim = check_even_positive_int(dim, "dim")
+    layout = _check_layout(layout)
+    theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
+    half = dim // 2
+    matrix = np.zeros((dim, dim), dtype=np.float64)
+    for i, block in enumerate(rotation_matrix(position * theta)):
+        rows = [2 * i, 2 * i + 1] if layout == "interleaved" else [i, i + half]
+        matrix[np.ix_(rows, rows)] = block
+    return matrix
+
+
+def _check_x(x: Any) -> tuple[bool, tuple[int, ...]]:
+    """Return (is_torch, shape) for a float array/tensor of shape (..., seq, dim)."""
+    if _is_torch_tensor(x):
+        if not x.dtype.is_floating_point:
+            raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+        is_torch = True
+    elif isinstance(x, np.ndarray):
+        if not np.issubdtype(x.dtype, np.floating):
+            raise TypeError(f"x must be a floating-point array, got dtype {x.dtype}")
+        is_torch = False
+    else:
+        raise TypeError(f"x must be a numpy array or a torch tensor, got {type(x).__name__}")
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise ValueError(f"x must have shape (..., seq, dim), got shape {shape}")
+    if shape[-1] == 0 or shape[-1] % 2:
+        raise ValueError(f"x must have an even, positive last dimension dim, got shape {shape}")
+    return is_torch, shape
+
+
+def apply_rope(
+    x: Any,
+    positions: object,
+    *,
+    inv_freq: object = None,
+    base: float = 10000.0,
+    attention_factor: float = 1.0,
+    layout: str = "interleaved",
+) -> Any:
+    """Rotate every pair of features of ``x`` by position * theta_i (RoFormer sec. 3.4.2).
+
+    ``x``: numpy array or torch tensor of shape (..., seq, dim), floating point.
+    ``positions``: (seq,) integers, the position of each row along the seq axis.
+    ``inv_freq``: (dim/2,) frequencies; default ``rope_inv_freq(dim, base)``.
+    ``attention_factor``: multiplies cos and sin (YaRN's temperature), so a q.k logit
+    scales by its square. ``layout``: ``"interleaved"`` or ``"half"`` (see the module).
+
+    Elementwise, O(seq * dim): for a pair (a, b) with angle phi,
+    a' = a cos phi - b sin phi, b' = a sin phi + b cos phi, i.e. ``rope_matrix(m) @ x[m]``.
+    Returns the same type, dtype, device and shape as ``x``.
+    """
+    is_torch, shape = _check_x(x)
+    dim = shape[-1]
+    layout = _check_layout(layout)
+    positions = check_positions(positions)
+    if positions.shape[0] != shape[-2]:
+        raise ValueError(
+            f"positions must have one entry per row of x: x has seq = {shape[-2]} (shape {shape}), "
+            f"positions has length {positions.shape[0]}"
+        )
+    theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
+    attention_factor = check_positive_float(attention_factor, "attention_factor")
+    angles = rope_angles(positions, theta)  # float64, (seq, dim/2)
+    cos, sin = np.cos(angles) * attention_factor, np.sin(angles) * attention_factor
+
+    if is_torch:
+        import torch
+
+        cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
+        sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
+    else:
+        cos, sin = cos.astype(x.dtype), sin.astype(x.dtype)
+    return rotate_pairs(x, cos, sin, layout)
+
+
+def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
+    """The elementwise rotation behind :func:`apply_rope`, for callers that cache cos and sin.
+
+    ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``: (seq, dim/2) of
+    the same kind (any shape that broadcasts against (..., seq, dim/2) works). Pair
+    (a, b) becomes (a cos - b sin, a sin + b cos): counter-clockwise, column vectors.
+    No argument checks beyond the layout: :func:`apply_rope` is the checked entry point.
+    """
+    layout = _check_layout(layout)
+    half = x.shape[-1] // 2
+    if _is_torch_tensor(x):
+        import torch
+
+        stack, concat = torch.stack, torch.cat
+    else:
+        stack, concat = np.stack, np.concatenate
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+        return stack((a * cos - b * sin, a * sin + b * cos), -1).reshape(x.shape)
+    a, b = x[..., :half], x[..., half:]
+    return concat((a * cos - b * sin, a * sin + b * cos), -1)
+
+
+def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.ndarray:
+    """RoFormer's "relative upper bound" of sec. 3.4.3: (1 / (dim/2)) * sum_j |S_j|, one value per distance.
+
+    S_j = sum_{i<j} exp(1j * (m - n) * theta_i), j = 1 .. dim/2, for the relative distance m - n.
+    By Abel summation, |q'.k'| <= max_i |h_{i+1} - h_i| * (dim/2) * bound, where
+    h_i = q_i conj(k_i) pairs q and k as complex numbers and h_{dim/2} = 0.
+    ``distances``: (n,) integers; returns (n,) float64.
+    """
+    distances = check_positions(distances, "distances")
+    theta = rope_inv_freq(dim, base)
+    partial_sums = np.cumsum(np.exp(1j * rope_angles(distances, theta)), axis=1)  # S_1 .. S_{dim/2}
+    return np.abs(partial_sums).mean(axis=1)
