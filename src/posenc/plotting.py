@@ -96,12 +96,13 @@ def draw_plane_map(
     ax.plot(square[0], square[1], "k--", lw=0.8, zorder=2)
     moved = matrix @ square
     ax.fill(moved[0], moved[1], color="tab:orange", alpha=0.35, zorder=2, label="image of the unit square")
-    for column, color, name in ((0, "tab:red", "e₁"), (1, "tab:blue", "e₂")):
+    for column, color, name, nudge in ((0, "tab:red", "e₁", (0.08, -0.3)), (1, "tab:blue", "e₂", (-0.3, 0.15))):
         basis = np.eye(2)[:, column]
         ax.annotate("", xy=basis, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, alpha=0.35, ls="--"))
         end = matrix[:, column]
         ax.annotate("", xy=end, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=color, lw=2), zorder=3)
-        ax.text(end[0] * 1.08 + 0.05, end[1] * 1.08 + 0.05, f"M{name} = ({end[0]:.2g}, {end[1]:.2g})",
+        shown = np.round(end, 10) + 0.0  # no rounding noise such as cos(90°) = 6e-17 in the label
+        ax.text(end[0] + nudge[0], end[1] + nudge[1], f"M{name} = ({shown[0]:.2g}, {shown[1]:.2g})",
                 color=color, fontsize=8)
     ax.set_xlim(-extent, extent)
     ax.set_ylim(-extent, extent)
