@@ -116,6 +116,7 @@ def test_shift_identity_holds_at_any_position_and_offset(position, offset, d_mod
         ((1, 4.0), TypeError, "d_model"),
         ((1, 4, 0.0), ValueError, "base"),
         ((1, 4, float("nan")), ValueError, "base"),
+        ((10**400, 4), ValueError, "offset"),
     ],
 )
 def test_bad_input_names_the_argument(arguments, error, name):

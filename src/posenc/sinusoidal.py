@@ -103,6 +103,8 @@ def shift_matrix(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray
     not depend on pos; ``offset`` is any integer, negative offsets shift back.
     """
     offset = check_int(offset, "offset")
+    if abs(offset) > 2**53:
+        raise ValueError(f"offset must be at most 2**53 in magnitude (float64 integers are exact up to there), got {offset}")
     beta = float(offset) * frequencies(d_model, base)
     cos_beta, sin_beta = np.cos(beta), np.sin(beta)
     even = 2 * np.arange(beta.size)
