@@ -8,11 +8,21 @@ matplotlib; ``posenc.plotting`` is imported by name.
 from posenc.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
 from posenc.notebook import set_print_options, setup_notebook
 from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
-from posenc.sinusoidal import frequencies, sinusoidal_encoding, wavelengths
+from posenc.sinusoidal import (
+    add_sinusoidal_encoding,
+    dot_product_by_offset,
+    frequencies,
+    shift_matrix,
+    sinusoidal_encoding,
+    sinusoidal_encoding_at,
+    wavelengths,
+)
 
 __all__ = [
+    "add_sinusoidal_encoding",
     "apply_rope",
     "causal_mask",
+    "dot_product_by_offset",
     "frequencies",
     "rope_inv_freq",
     "rope_matrix",
@@ -21,7 +31,9 @@ __all__ = [
     "self_attention",
     "set_print_options",
     "setup_notebook",
+    "shift_matrix",
     "sinusoidal_encoding",
+    "sinusoidal_encoding_at",
     "softmax",
     "wavelengths",
 ]

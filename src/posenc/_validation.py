@@ -49,3 +49,34 @@ def as_float_array(value: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must hold finite numbers only (found NaN or infinity)")
     return array
+
+
+def check_int(value: object, name: str) -> int:
+    """Return ``value`` as an int if it is an integer of any sign (bools and floats rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    return int(value)
+
+
+def as_int_array(value: object, name: str) -> np.ndarray:
+    """Return ``value`` as a 1-D int64 numpy array of integers (any sign).
+
+    Accepts a list, tuple or range of ints, a numpy integer array or a torch integer
+    tensor. Floats (even whole ones), booleans and other kinds are a ``TypeError``;
+    any rank other than 1 is a ``ValueError``.
+    """
+    if type(value).__module__.startswith("torch") and hasattr(value, "dtype"):
+        dtype = value.dtype
+        if dtype.is_floating_point or dtype.is_complex or str(dtype) == "torch.bool":
+            raise TypeError(f"{name} must hold integers, got a tensor of dtype {dtype}")
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a 1-D sequence of integers, got {type(value).__name__}")
+    array = np.asarray(value)
+    if array.size == 0 and not isinstance(value, np.ndarray):
+        array = array.astype(np.int64)  # an empty list has no integer dtype of its own
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}")
+    return array.astype(np.int64, copy=False)

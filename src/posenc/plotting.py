@@ -70,3 +70,66 @@ def heatmap(
     if colorbar:
         ax.figure.colorbar(image, ax=ax)
     return image
+
+
+def draw_plane_map(
+    ax: plt.Axes,
+    matrix: np.ndarray,
+    *,
+    title: str,
+    extent: float = 2.5,
+    grid_lines: int = 2,
+) -> None:
+    """Draw what the 2x2 ``matrix`` does to the plane: the image of the integer grid (thin lines),
+    of the unit square (filled) and of the basis vectors e_1 (red) and e_2 (blue), over the
+    original square and basis (dashed). Axes are labelled x and y and kept at equal scale.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.shape != (2, 2):
+        raise ValueError(f"matrix must have shape (2, 2), got {matrix.shape}")
+    t = np.linspace(-grid_lines, grid_lines, 50)
+    for k in range(-grid_lines, grid_lines + 1):
+        for line in (np.stack([t, np.full_like(t, k)]), np.stack([np.full_like(t, k), t])):
+            image = matrix @ line
+            ax.plot(image[0], image[1], color="0.75", lw=0.6, zorder=1)
+    square = np.array([[0, 1, 1, 0, 0], [0, 0, 1, 1, 0]], dtype=np.float64)
+    ax.plot(square[0], square[1], "k--", lw=0.8, zorder=2)
+    moved = matrix @ square
+    ax.fill(moved[0], moved[1], color="tab:orange", alpha=0.35, zorder=2, label="image of the unit square")
+    for column, color, name, nudge in ((0, "tab:red", "e₁", (0.08, -0.3)), (1, "tab:blue", "e₂", (-0.3, 0.15))):
+        basis = np.eye(2)[:, column]
+        ax.annotate("", xy=basis, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, alpha=0.35, ls="--"))
+        end = matrix[:, column]
+        ax.annotate("", xy=end, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=color, lw=2), zorder=3)
+        shown = np.round(end, 10) + 0.0  # no rounding noise such as cos(90°) = 6e-17 in the label
+        ax.text(end[0] + nudge[0], end[1] + nudge[1], f"M{name} = ({shown[0]:.2g}, {shown[1]:.2g})",
+                color=color, fontsize=8)
+    ax.set_xlim(-extent, extent)
+    ax.set_ylim(-extent, extent)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="0.4", lw=0.6)
+    ax.axvline(0, color="0.4", lw=0.6)
+    ax.set_title(title)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+
+
+def animation_html(animation: mpl.animation.Animation, name: str):
+    """The animation as JavaScript HTML (``to_jshtml``) that plays in a static page, with a fixed element id.
+
+    matplotlib names the player's elements with a random uuid; replacing it by ``name``
+    keeps the stored notebook output identical from run to run. ``name`` must be a
+    Python-identifier-like string, unique on the page. Returns an ``IPython.display.HTML``;
+    close the animation's figure first (``plt.close(fig)``) so it is not also shown as a still.
+    """
+    import re
+
+    from IPython.display import HTML
+
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"name must be a non-empty identifier (letters, digits, _), got {name!r}")
+    html = animation.to_jshtml()
+    ids = set(re.findall(r"_anim_img([0-9a-f]{32})", html))
+    if len(ids) != 1:
+        raise RuntimeError(f"expected one animation id in matplotlib's HTML, found {len(ids)}")
+    return HTML(html.replace(ids.pop(), name))

@@ -15,12 +15,11 @@ always formed in float64 and only their cosines and sines are cast to the input'
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from posenc._validation import as_float_array, check_even_positive_int, check_positive_float
+from posenc._validation import as_float_array, as_int_array, check_even_positive_int, check_int, check_positive_float
 from posenc.sinusoidal import frequencies
 
 LAYOUTS = ("interleaved", "half")
@@ -34,36 +33,6 @@ def _check_layout(layout: object) -> str:
     if not isinstance(layout, str) or layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout
-
-
-def _check_position(position: object) -> int:
-    if isinstance(position, bool) or not isinstance(position, numbers.Integral):
-        raise TypeError(f"position must be an integer, got {position!r} of type {type(position).__name__}")
-    return int(position)
-
-
-def check_positions(positions: object, name: str = "positions") -> np.ndarray:
-    """Return ``positions`` as a 1-D int64 numpy array, or raise naming ``name``.
-
-    Accepts a list, tuple or range of ints, a numpy integer array or a torch integer
-    tensor. Floats (even whole ones), booleans and other kinds are a ``TypeError``;
-    any rank other than 1 is a ``ValueError``.
-    """
-    if _is_torch_tensor(positions):
-        if positions.dtype.is_floating_point or positions.dtype.is_complex or str(positions.dtype) == "torch.bool":
-            raise TypeError(f"{name} must hold integers, got a tensor of dtype {positions.dtype}")
-        array = positions.detach().cpu().numpy()
-    else:
-        if isinstance(positions, (str, bytes)):
-            raise TypeError(f"{name} must be a 1-D sequence of integers, got {type(positions).__name__}")
-        array = np.asarray(positions)
-        if array.size == 0 and array.dtype == np.float64 and not isinstance(positions, np.ndarray):
-            array = array.astype(np.int64)  # an empty list has no integer dtype of its own
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}")
-    return array.astype(np.int64, copy=False)
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
@@ -94,7 +63,7 @@ def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
     :func:`rope_inv_freq`. The product is formed in float64 so that an angle at
     position 10**6 is right to about 1e-10 rad.
     """
-    positions = check_positions(positions)
+    positions = as_int_array(positions, "positions")
     if _is_torch_tensor(inv_freq):
         inv_freq = inv_freq.detach().cpu().double().numpy()
     inv_freq = as_float_array(inv_freq, "inv_freq")
@@ -128,7 +97,7 @@ def rope_matrix(
     (i, i + dim/2). ``R_m @ x`` rotates a column vector x; ``apply_rope`` does the same
     without building the matrix.
     """
-    position = _check_position(position)
+    position = check_int(position, "position")
     dim = check_even_positive_int(dim, "dim")
     layout = _check_layout(layout)
     theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
@@ -184,7 +153,7 @@ def apply_rope(
     is_torch, shape = _check_x(x)
     dim = shape[-1]
     layout = _check_layout(layout)
-    positions = check_positions(positions)
+    positions = as_int_array(positions, "positions")
     if positions.shape[0] != shape[-2]:
         raise ValueError(
             f"positions must have one entry per row of x: x has seq = {shape[-2]} (shape {shape}), "
@@ -236,7 +205,7 @@ def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.n
     h_i = q_i conj(k_i) pairs q and k as complex numbers and h_{dim/2} = 0.
     ``distances``: (n,) integers; returns (n,) float64.
     """
-    distances = check_positions(distances, "distances")
+    distances = as_int_array(distances, "distances")
     theta = rope_inv_freq(dim, base)
     partial_sums = np.cumsum(np.exp(1j * rope_angles(distances, theta)), axis=1)  # S_1 .. S_{dim/2}
     return np.abs(partial_sums).mean(axis=1)

@@ -12,7 +12,8 @@ import torch
 from torch import nn
 
 from posenc._validation import check_even_positive_int, check_positive_float, check_positive_int
-from posenc.rope import _check_layout, _resolve_inv_freq, check_positions, rope_angles, rotate_pairs
+from posenc._validation import as_int_array
+from posenc.rope import _check_layout, _resolve_inv_freq, rope_angles, rotate_pairs
 
 
 class RotaryEmbedding(nn.Module):
@@ -65,7 +66,7 @@ class RotaryEmbedding(nn.Module):
         if x.ndim < 2 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have shape (..., seq, {self.dim}), got {tuple(x.shape)}")
         seq = x.shape[-2]
-        positions = np.arange(seq) if positions is None else check_positions(positions)
+        positions = np.arange(seq) if positions is None else as_int_array(positions, "positions")
         if positions.shape[0] != seq:
             raise ValueError(f"positions must have length seq = {seq}, got {positions.shape[0]}")
         if positions.size and positions.min() < 0:

@@ -1,0 +1,40 @@
+"""The shared plot helpers: they draw without error, reject bad input, and the animation HTML is stable."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.animation import FuncAnimation  # noqa: E402
+
+from posenc import plotting  # noqa: E402
+
+
+def test_draw_plane_map_draws_and_rejects_non_2x2():
+    fig, ax = plt.subplots()
+    plotting.draw_plane_map(ax, [[1.0, 1.0], [0.0, 1.0]], title="shear")
+    assert ax.get_title() == "shear" and ax.get_xlabel() == "x"
+    with pytest.raises(ValueError, match="matrix"):
+        plotting.draw_plane_map(ax, np.eye(3), title="no")
+    plt.close(fig)
+
+
+def make_animation():
+    fig, ax = plt.subplots(figsize=(2, 2))
+    (line,) = ax.plot([0, 1], [0, 0])
+    animation = FuncAnimation(fig, lambda k: line.set_ydata([0, k]) or (line,), frames=3)
+    plt.close(fig)
+    return animation
+
+
+def test_animation_html_is_identical_from_run_to_run():
+    first = plotting.animation_html(make_animation(), "demo").data
+    second = plotting.animation_html(make_animation(), "demo").data
+    assert first == second
+    assert 'id="_anim_imgdemo"' in first and first.count("frames[") >= 3
+    animation = make_animation()
+    with pytest.raises(ValueError, match="name"):
+        plotting.animation_html(animation, "not an id")
+    assert 'id="_anim_imgsecond_try"' in plotting.animation_html(animation, "second_try").data
