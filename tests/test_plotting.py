@@ -38,3 +38,9 @@ def test_animation_html_is_identical_from_run_to_run():
     with pytest.raises(ValueError, match="name"):
         plotting.animation_html(animation, "not an id")
     assert 'id="_anim_imgsecond_try"' in plotting.animation_html(animation, "second_try").data
+
+
+def test_animation_html_needs_no_network():
+    html = plotting.animation_html(make_animation(), "offline").data
+    assert "font-awesome" not in html and "https://" not in html
+    assert "fa-play" in html  # the player's icons, drawn by the theme's own Font Awesome

@@ -119,8 +119,11 @@ def animation_html(animation: mpl.animation.Animation, name: str):
 
     matplotlib names the player's elements with a random uuid; replacing it by ``name``
     keeps the stored notebook output identical from run to run. ``name`` must be a
-    Python-identifier-like string, unique on the page. Returns an ``IPython.display.HTML``;
-    close the animation's figure first (``plt.close(fig)``) so it is not also shown as a still.
+    Python-identifier-like string, unique on the page. matplotlib's player also links a
+    Font Awesome stylesheet from a CDN; that link is dropped, because the book's theme
+    ships Font Awesome itself and the page must work offline. Returns an
+    ``IPython.display.HTML``; close the animation's figure first (``plt.close(fig)``) so it
+    is not also shown as a still.
     """
     import re
 
@@ -132,4 +135,5 @@ def animation_html(animation: mpl.animation.Animation, name: str):
     ids = set(re.findall(r"_anim_img([0-9a-f]{32})", html))
     if len(ids) != 1:
         raise RuntimeError(f"expected one animation id in matplotlib's HTML, found {len(ids)}")
+    html = re.sub(r"<link[^>]*font-awesome[^>]*>\s*", "", html)
     return HTML(html.replace(ids.pop(), name))
