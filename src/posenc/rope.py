@@ -167,6 +167,8 @@ def apply_rope(
     if is_torch:
         import torch
 
+        if x.dtype in (torch.float32, torch.float64):  # cast in numpy: same rounding, no thread start-up
+            cos, sin = cos.astype(str(x.dtype).removeprefix("torch.")), sin.astype(str(x.dtype).removeprefix("torch."))
         cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
         sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
     else:
@@ -180,7 +182,24 @@ def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any
     ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``: (seq, dim/2) of
     the same kind (any shape that broadcasts against (..., seq, dim/2) works). Pair
     (a, b) becomes (a cos - b sin, a sin + b cos): counter-clockwise, column vectors.
+    numpy arrays go through :func:`rotate_pairs_elementwise`; torch tensors through the
+    faster kernels of :mod:`posenc.fast_rope`, which return the same values up to float
+    rounding and fall back on the same formula where they do not apply.
     No argument checks beyond the layout: :func:`apply_rope` is the checked entry point.
+    """
+    layout = _check_layout(layout)
+    if _is_torch_tensor(x):
+        from posenc import fast_rope
+
+        return fast_rope.rotate(x, cos, sin, layout, rotate_pairs_elementwise)
+    return rotate_pairs_elementwise(x, cos, sin, layout)
+
+
+def rotate_pairs_elementwise(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
+    """The reference formula of :func:`rotate_pairs` for numpy arrays and torch tensors.
+
+    Same arguments and result. Pair (a, b) becomes (a cos - b sin, a sin + b cos),
+    written out term by term: a few temporaries, each a pass over memory.
     """
     layout = _check_layout(layout)
     half = x.shape[-1] // 2
