@@ -32,7 +32,7 @@ from posenc.rope import rope_angles, rope_inv_freq, rotate_pairs_elementwise
 MAIN_SHAPE = (4, 16, 1024, 128)
 SWEEP_DIMS = (16, 32, 64, 128, 256)
 SWEEP_DIM_SHAPE = (1, 32, 512)  # (batch, heads, seq); dim varies
-SWEEP_LENGTHS = (256, 1024, 4096, 16384)
+SWEEP_LENGTHS = (512, 1024, 2048, 4096, 8192)
 SWEEP_LENGTH_SHAPE = (1, 8, 64)  # (batch, heads, dim); seq varies
 GOALS = {"interleaved_vs_floor": 1.5, "half_vs_floor": 2.0, "speedup_vs_transformers": 2.5}
 
@@ -120,6 +120,7 @@ def main_comparison(rounds: int, threads: int, *, check: bool = True) -> dict[st
         met = value <= goal if relation == "<=" else value >= goal
         print(f"  {label:42s} {value:6.2f}  (goal {relation} {goal}: {'met' if met else 'NOT met'})")
     return {"shape": list(MAIN_SHAPE), "threads": threads, "rounds": rounds, "max_abs_error": errors,
+            "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
             "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
             "ratio_to_floor": ratios, "summary": summary}
 
@@ -153,6 +154,7 @@ def autograd_comparison(rounds: int, threads: int) -> dict[str, object]:
     ratios = print_table(f"(2) forward + backward, x float32 {MAIN_SHAPE} requires grad, {threads} torch "
                          f"thread(s), {rounds} rounds", times, "x * 2.0 (memory floor)")
     return {"shape": list(MAIN_SHAPE), "threads": threads, "rounds": rounds,
+            "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
             "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()}, "ratio_to_floor": ratios}
 
 
@@ -199,7 +201,7 @@ def sweep(kind: str, values: tuple[int, ...], rounds: int, threads: int) -> dict
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds of the main comparison")
-    parser.add_argument("--sweep-rounds", type=int, default=5, help="timed rounds per sweep point")
+    parser.add_argument("--sweep-rounds", type=int, default=9, help="timed rounds per sweep point")
     parser.add_argument("--threads", type=int, default=2,
                         help="torch intra-op threads of sections (1) and (2); (1) is repeated with 1 thread")
     parser.add_argument("--output", type=Path, help="also write the results as JSON to this file")
@@ -211,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/rope.py " + " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: {command.strip()}")
     print(f"machine: {machine['cpu']}, {machine['cores']} logical cores; torch {machine['torch']}; "
-          f"Python {machine['python']}")
+          f"Python {machine['python']}; load average {machine['load_average']} at the start")
     print("ratios are medians over rounds that call every candidate in turn; the sweeps run on one thread, so "
           "that waking a second thread (milliseconds on a busy machine) does not hide how the work grows")
     results = {"command": command.strip(), "machine": machine, "goals": GOALS,
@@ -221,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                "sweep_dim": sweep("dim", SWEEP_DIMS, args.sweep_rounds, 1),
                "sweep_seq": sweep("seq", SWEEP_LENGTHS, args.sweep_rounds, 1)}
     results["seconds"] = time.perf_counter() - started
-    print(f"\ntotal time {results['seconds']:.0f} s")
+    results["load_average_at_end"] = bm.machine_description()["load_average"]
+    print(f"\ntotal time {results['seconds']:.0f} s, load average {results['load_average_at_end']} at the end")
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(results, indent=1) + "\n")

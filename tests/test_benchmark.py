@@ -52,8 +52,25 @@ def test_median_ratios_divide_by_the_baseline_median():
 
 def test_machine_description_names_cpu_cores_and_torch():
     machine = benchmark.machine_description()
-    assert set(machine) == {"cpu", "cores", "torch", "python"}
+    assert set(machine) == {"cpu", "cores", "torch", "python", "load_average"}
     assert machine["torch"] == torch.__version__ and machine["cores"] >= 1 and machine["cpu"]
+
+
+def test_memory_traffic_charges_each_operator_its_tensors():
+    x = torch.randn(4, 6, 8)
+    size = x.numel() * 4
+    assert benchmark.memory_traffic(lambda: x * 2.0) == {"ops": ["mul"], "bytes_read": size, "bytes_written": size}
+    cos, sin = benchmark.transformers_cos_sin(range(6), 8)
+    traffic = benchmark.memory_traffic(lambda: benchmark.transformers_formula(x, cos, sin))
+    assert traffic["ops"] == ["mul", "neg", "cat", "mul", "add"]
+    # x*cos: x + table -> x; neg: half -> half; cat: 2 halves -> x; *sin: x + table -> x; add: 2x -> x
+    table = cos.numel() * 4
+    assert traffic["bytes_written"] == size + size // 2 + size + size + size
+    assert traffic["bytes_read"] == (size + table) + size // 2 + size + (size + table) + 2 * size
+    # views and allocations are free; an out= argument is written, not read
+    out = torch.empty_like(x)
+    traffic = benchmark.memory_traffic(lambda: torch.mul(x.transpose(0, 1), 2.0, out=out.transpose(0, 1)))
+    assert traffic == {"ops": ["mul"], "bytes_read": size, "bytes_written": size}
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from posenc._validation import check_even_positive_int, check_positive_int
 from posenc.rope import rope_angles, rope_inv_freq
@@ -94,6 +96,43 @@ def memory_floor(x: torch.Tensor) -> torch.Tensor:
     return x * 2.0
 
 
+class _TrafficCounter(TorchDispatchMode):
+    """Records every aten operator with the bytes of its tensor arguments and results."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[tuple[str, int, int]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        if func.is_view or name.startswith("empty"):  # a view or a bare allocation moves no data
+            return result
+        out = kwargs.get("out")
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor) and t is not out]
+        outputs = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
+        read = sum(t.numel() * t.element_size() for t in inputs)
+        written = sum(t.numel() * t.element_size() for t in outputs)
+        self.records.append((name, read, written))
+        return result
+
+
+def memory_traffic(function: Callable[[], object]) -> dict[str, object]:
+    """Run ``function`` once and add up the bytes every torch operator reads and writes.
+
+    A model of cost, not a measurement: each operator is charged the full size of its
+    tensor arguments (read) and results (written), as if nothing stayed in a cache; views
+    and bare allocations are free; numpy work is not seen. Returns
+    {"ops": [operator names], "bytes_read": int, "bytes_written": int}.
+    """
+    with _TrafficCounter() as counter:
+        function()
+    return {"ops": [name for name, _, _ in counter.records],
+            "bytes_read": sum(read for _, read, _ in counter.records),
+            "bytes_written": sum(written for _, _, written in counter.records)}
+
+
 def time_alternating(
     candidates: Mapping[str, Callable[[], object]], *, rounds: int = 11, warmup: int = 1
 ) -> dict[str, list[float]]:
@@ -138,7 +177,11 @@ def median_ratios(times: Mapping[str, list[float]], baseline: str) -> dict[str, 
 
 
 def machine_description() -> dict[str, object]:
-    """CPU model (from /proc/cpuinfo where it exists), logical cores, torch and Python versions."""
+    """CPU model (from /proc/cpuinfo where it exists), logical cores, torch and Python versions, load average.
+
+    ``load_average`` is the 1-minute load when called (None where the OS has none): above
+    the number of cores, other processes compete for the CPU while we time.
+    """
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
@@ -153,4 +196,5 @@ def machine_description() -> dict[str, object]:
         "cores": os.cpu_count(),
         "torch": torch.__version__,
         "python": platform.python_version(),
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }
