@@ -95,3 +95,14 @@ def test_notebooks_are_stripped_of_volatile_metadata():
         capture_output=True, text=True,
     )
     assert result.returncode == 0, f"run `make notebooks` (or nbstripout --keep-output --keep-count --keep-id): {result.stdout}"
+
+
+def test_bibliography_parses_without_duplicate_keys():
+    import re
+
+    from pybtex.database import parse_file
+
+    text = (BOOK / "references.bib").read_text(encoding="utf-8")
+    keys = re.findall(r"^@\w+\{([^,]+),", text, re.M)
+    assert len(keys) == len(set(keys)), "duplicate keys in references.bib"
+    assert set(parse_file(str(BOOK / "references.bib")).entries) == set(keys)
