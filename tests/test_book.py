@@ -106,3 +106,32 @@ def test_bibliography_parses_without_duplicate_keys():
     keys = re.findall(r"^@\w+\{([^,]+),", text, re.M)
     assert len(keys) == len(set(keys)), "duplicate keys in references.bib"
     assert set(parse_file(str(BOOK / "references.bib")).entries) == set(keys)
+
+
+def _erratum_boxes() -> set[str]:
+    """The :name: of every Erratum admonition in the chapters."""
+    import re
+
+    names = set()
+    for path in NOTEBOOKS:
+        if path.name.startswith("appendix"):
+            continue
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "markdown":
+                source = "".join(cell["source"])
+                for box in re.finditer(r"\{admonition\} Erratum[^\n]*\n((?::[^\n]*\n)*)", source):
+                    name = re.search(r":name: (\S+)", box.group(1))
+                    assert name, f"{path.name}: an Erratum box without :name: ({box.group(0)[:60]})"
+                    names.add(name.group(1))
+    return names
+
+
+def test_errata_appendix_lists_every_erratum_and_nothing_else():
+    import re
+
+    appendix = (BOOK / "appendix_errata.ipynb").read_text(encoding="utf-8")
+    listed = set(re.findall(r"<(erratum-[\w-]+)>", appendix))
+    boxes = _erratum_boxes()
+    assert boxes, "no Erratum boxes found"
+    assert boxes - listed == set(), f"errata missing from the appendix: {sorted(boxes - listed)}"
+    assert listed - boxes == set(), f"appendix rows without a box: {sorted(listed - boxes)}"
