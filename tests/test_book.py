@@ -164,3 +164,20 @@ def test_chapter_has_three_exercises_with_hidden_asserting_solutions(path):
         assert re.search(r"\bassert\b|assert_allclose|assert_close|assert_array_equal", code), (
             f"{path.name}: the solution of {label} asserts nothing"
         )
+
+
+def _repository_url() -> str:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    return config["repository"]["url"].rstrip("/")
+
+
+def test_links_to_the_repository_agree_with_config():
+    """The repository address lives in _config.yml; the README's links must follow it."""
+    import re
+
+    url = _repository_url()
+    owner, name = url.removeprefix("https://github.com/").split("/")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for link in re.findall(r"https://(?:colab\.research\.google\.com/github|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme):
+        assert link == f"{owner}/{name}", link
+    assert f"https://{owner}.github.io/{name}/" in readme
