@@ -135,3 +135,49 @@ def test_errata_appendix_lists_every_erratum_and_nothing_else():
     assert boxes, "no Erratum boxes found"
     assert boxes - listed == set(), f"errata missing from the appendix: {sorted(boxes - listed)}"
     assert listed - boxes == set(), f"appendix rows without a box: {sorted(listed - boxes)}"
+
+
+CHAPTERS = [path for path in NOTEBOOKS if path.name[:2].isdigit()]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_has_three_exercises_with_hidden_asserting_solutions(path):
+    import re
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    exercises, solutions, current = [], {}, None
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            exercises += re.findall(r"\{exercise\}[^\n]*\n(?::[^\n]*\n)*?:label: (\S+)", source)
+            # Walk the gated markers in the order they appear in the cell.
+            for marker in re.finditer(r"\{solution-start\} (\S+)\n:class: dropdown|\{solution-end\}", source):
+                current = marker.group(1)
+                if current is not None:
+                    solutions[current] = ""
+        elif current is not None:
+            solutions[current] += source + "\n"
+    assert len(exercises) >= 3, f"{path.name}: {len(exercises)} exercises, need at least 3"
+    for label in exercises:
+        assert label in solutions, f"{path.name}: exercise {label} has no hidden (dropdown) solution"
+        code = solutions[label]
+        assert re.search(r"\bassert\b|assert_allclose|assert_close|assert_array_equal", code), (
+            f"{path.name}: the solution of {label} asserts nothing"
+        )
+
+
+def _repository_url() -> str:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    return config["repository"]["url"].rstrip("/")
+
+
+def test_links_to_the_repository_agree_with_config():
+    """The repository address lives in _config.yml; the README's links must follow it."""
+    import re
+
+    url = _repository_url()
+    owner, name = url.removeprefix("https://github.com/").split("/")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for link in re.findall(r"https://(?:colab\.research\.google\.com/github|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme):
+        assert link == f"{owner}/{name}", link
+    assert f"https://{owner}.github.io/{name}/" in readme
