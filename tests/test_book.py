@@ -95,3 +95,89 @@ def test_notebooks_are_stripped_of_volatile_metadata():
         capture_output=True, text=True,
     )
     assert result.returncode == 0, f"run `make notebooks` (or nbstripout --keep-output --keep-count --keep-id): {result.stdout}"
+
+
+def test_bibliography_parses_without_duplicate_keys():
+    import re
+
+    from pybtex.database import parse_file
+
+    text = (BOOK / "references.bib").read_text(encoding="utf-8")
+    keys = re.findall(r"^@\w+\{([^,]+),", text, re.M)
+    assert len(keys) == len(set(keys)), "duplicate keys in references.bib"
+    assert set(parse_file(str(BOOK / "references.bib")).entries) == set(keys)
+
+
+def _erratum_boxes() -> set[str]:
+    """The :name: of every Erratum admonition in the chapters."""
+    import re
+
+    names = set()
+    for path in NOTEBOOKS:
+        if path.name.startswith("appendix"):
+            continue
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "markdown":
+                source = "".join(cell["source"])
+                for box in re.finditer(r"\{admonition\} Erratum[^\n]*\n((?::[^\n]*\n)*)", source):
+                    name = re.search(r":name: (\S+)", box.group(1))
+                    assert name, f"{path.name}: an Erratum box without :name: ({box.group(0)[:60]})"
+                    names.add(name.group(1))
+    return names
+
+
+def test_errata_appendix_lists_every_erratum_and_nothing_else():
+    import re
+
+    appendix = (BOOK / "appendix_errata.ipynb").read_text(encoding="utf-8")
+    listed = set(re.findall(r"<(erratum-[\w-]+)>", appendix))
+    boxes = _erratum_boxes()
+    assert boxes, "no Erratum boxes found"
+    assert boxes - listed == set(), f"errata missing from the appendix: {sorted(boxes - listed)}"
+    assert listed - boxes == set(), f"appendix rows without a box: {sorted(listed - boxes)}"
+
+
+CHAPTERS = [path for path in NOTEBOOKS if path.name[:2].isdigit()]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_has_three_exercises_with_hidden_asserting_solutions(path):
+    import re
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    exercises, solutions, current = [], {}, None
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            exercises += re.findall(r"\{exercise\}[^\n]*\n(?::[^\n]*\n)*?:label: (\S+)", source)
+            # Walk the gated markers in the order they appear in the cell.
+            for marker in re.finditer(r"\{solution-start\} (\S+)\n:class: dropdown|\{solution-end\}", source):
+                current = marker.group(1)
+                if current is not None:
+                    solutions[current] = ""
+        elif current is not None:
+            solutions[current] += source + "\n"
+    assert len(exercises) >= 3, f"{path.name}: {len(exercises)} exercises, need at least 3"
+    for label in exercises:
+        assert label in solutions, f"{path.name}: exercise {label} has no hidden (dropdown) solution"
+        code = solutions[label]
+        assert re.search(r"\bassert\b|assert_allclose|assert_close|assert_array_equal", code), (
+            f"{path.name}: the solution of {label} asserts nothing"
+        )
+
+
+def _repository_url() -> str:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    return config["repository"]["url"].rstrip("/")
+
+
+def test_links_to_the_repository_agree_with_config():
+    """The repository address lives in _config.yml; the README's links must follow it."""
+    import re
+
+    url = _repository_url()
+    owner, name = url.removeprefix("https://github.com/").split("/")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for link in re.findall(r"https://(?:colab\.research\.google\.com/github|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme):
+        assert link == f"{owner}/{name}", link
+    assert f"https://{owner}.github.io/{name}/" in readme

@@ -8,6 +8,7 @@ matplotlib; ``posenc.plotting`` is imported by name.
 from posenc.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
 from posenc.notebook import set_print_options, setup_notebook
 from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
+from posenc.scaling import rope_scaling
 from posenc.sinusoidal import (
     add_sinusoidal_encoding,
     dot_product_by_offset,
@@ -26,6 +27,7 @@ __all__ = [
     "frequencies",
     "rope_inv_freq",
     "rope_matrix",
+    "rope_scaling",
     "rotation_matrix",
     "scaled_dot_product_attention",
     "self_attention",

@@ -130,3 +130,21 @@ def self_attention(
         projections.append(tokens @ weight)
     query, key, value = projections
     return scaled_dot_product_attention(query, key, value, causal=causal)
+
+
+def attention_entropy(weights: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Shannon entropy H = -sum_j p_j ln p_j of attention weights along ``axis``, in nats.
+
+    ``weights``: (..., n_k) rows of a softmax (non-negative, each summing to 1 within 1e-9),
+    e.g. the second output of :func:`scaled_dot_product_attention`. Returns shape (...,):
+    0 for a one-hot row, ln n_k for a uniform one. Zero weights contribute 0 (p ln p -> 0).
+    """
+    weights = as_float_array(weights, "weights")
+    if weights.ndim == 0:
+        raise ValueError("weights must have at least one axis")
+    if np.any(weights < 0):
+        raise ValueError("weights must be non-negative")
+    if not np.allclose(weights.sum(axis=axis), 1.0, rtol=0, atol=1e-9):
+        raise ValueError("weights must sum to 1 along axis (rows of a softmax)")
+    safe = np.where(weights > 0, weights, 1.0)
+    return -np.sum(weights * np.log(safe), axis=axis)

@@ -1,0 +1,186 @@
+"""Write tests/golden/rope_scaling_transformers.npz: RoPE scaling computed by Hugging Face transformers.
+
+The tests compare ``posenc.rope_scaling`` with these values without needing transformers.
+Run it in a throwaway environment, never in the book's .venv:
+
+    python3 -m venv /tmp/golden-venv
+    /tmp/golden-venv/bin/pip install torch==2.13.0 transformers numpy
+    PYTHONPATH=src /tmp/golden-venv/bin/python scripts/make_scaling_golden.py
+
+It calls transformers' own rope initialisation (``ROPE_INIT_FUNCTIONS`` in
+``transformers.modeling_rope_utils``, and the default RoPE of ``LlamaRotaryEmbedding``) on a
+grid of methods, factors, head dimensions, bases, original contexts and options, and stores
+the float32 ``inv_freq`` it returns (exactly), the same code run in float64 (see
+:func:`torch_float_is_float64`), and the attention factor (a Python float).
+Works with transformers 4.4x (``rope_scaling`` + ``rope_theta``) and 5.x (``rope_parameters``).
+The case list is built by :func:`cases`, which the tests import as well (no transformers there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+OUTPUT = Path(__file__).resolve().parents[1] / "tests" / "golden" / "rope_scaling_transformers.npz"
+
+FACTORS = (2.0, 3.5, 8.0, 16.0, 40.0)
+DIMS = (64, 128)
+BASES = (10000.0, 500000.0, 1000000.0)
+ORIGINALS = (2048, 8192, 32768)
+DYNAMIC_SEQ_MULTIPLES = (0.5, 1.0, 1.37, 4.0, 16.0)
+YARN_OPTION_SETS = (
+    {"mscale": 1.0, "mscale_all_dim": 1.0},
+    {"mscale": 0.707, "mscale_all_dim": 1.0},
+    {"mscale": 1.0, "mscale_all_dim": 0.707},
+    {"attention_factor": 1.25},
+    {"beta_fast": 16.0, "beta_slow": 2.0},
+    {"beta_fast": 64.0, "beta_slow": 0.5, "truncate": False},
+)
+LLAMA3_OPTION_SETS = ({"low_freq_factor": 2.0, "high_freq_factor": 8.0}, {"low_freq_factor": 0.5, "high_freq_factor": 16.0})
+
+
+def cases() -> list[dict]:
+    """Every case as a dict of posenc.rope_scaling arguments (method, dim, base, factor, ...)."""
+    out: list[dict] = []
+    for dim, base in itertools.product(DIMS, BASES):
+        out.append({"method": "none", "dim": dim, "base": base})
+    for factor, dim, base in itertools.product(FACTORS, DIMS, BASES):
+        out.append({"method": "linear", "dim": dim, "base": base, "factor": factor})
+    for factor, dim, base, original in itertools.product(FACTORS, DIMS, BASES, ORIGINALS):
+        for multiple in DYNAMIC_SEQ_MULTIPLES:
+            if dim == 128 and multiple in (0.5, 1.37):
+                continue  # keep the file small: these lengths are covered at dim 64
+            out.append({"method": "dynamic", "dim": dim, "base": base, "factor": factor,
+                        "original_max_position": original, "seq_len": int(round(multiple * original))})
+        for truncate in (True, False):
+            out.append({"method": "yarn", "dim": dim, "base": base, "factor": factor,
+                        "original_max_position": original, "truncate": truncate})
+        out.append({"method": "llama3", "dim": dim, "base": base, "factor": factor, "original_max_position": original})
+    for options, factor, dim, original in itertools.product(YARN_OPTION_SETS, (4.0, 40.0), DIMS, (4096, 32768)):
+        out.append({"method": "yarn", "dim": dim, "base": 10000.0, "factor": factor,
+                    "original_max_position": original, **options})
+    for options, factor, dim, original in itertools.product(LLAMA3_OPTION_SETS, (8.0, 32.0), DIMS, (8192,)):
+        out.append({"method": "llama3", "dim": dim, "base": 500000.0, "factor": factor,
+                    "original_max_position": original, **options})
+    return out
+
+
+TRANSFORMERS_TYPE = {"none": "default", "linear": "linear", "dynamic": "dynamic", "yarn": "yarn", "llama3": "llama3"}
+OPTION_DEFAULTS = {"llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0}}
+
+
+@contextlib.contextmanager
+def torch_float_is_float64():
+    """Make ``torch.float`` and ``torch.float32`` mean float64 while transformers' code runs.
+
+    transformers' rope functions name their dtype as ``torch.float``/``torch.float32``,
+    looked up on the torch module at call time. Rebinding the two names runs exactly the
+    same code in float64: the result separates transformers' logic (floor/ceil, clamps,
+    ramps) from its float32 rounding.
+    """
+    import torch
+
+    saved = torch.float, torch.float32
+    torch.float = torch.float32 = torch.float64
+    try:
+        yield
+    finally:
+        torch.float, torch.float32 = saved
+
+
+def transformers_values(case: dict, *, float64: bool = False) -> tuple[np.ndarray, float]:
+    """inv_freq and attention factor from transformers for one case.
+
+    float32 as transformers returns it; with ``float64`` the same code run in float64.
+    """
+    from transformers import LlamaConfig
+
+    method, dim, base = case["method"], case["dim"], case["base"]
+    rope_type = TRANSFORMERS_TYPE[method]
+    options = {k: v for k, v in case.items() if k not in ("method", "dim", "base", "factor", "original_max_position", "seq_len")}
+    options = {**OPTION_DEFAULTS.get(method, {}), **options}
+    parameters: dict = {"rope_type": rope_type}
+    if method != "none":
+        parameters["factor"] = case["factor"]
+    original = case.get("original_max_position", 2048)
+    if method in ("yarn", "llama3"):
+        parameters["original_max_position_embeddings"] = original
+        max_position = int(original * case["factor"])
+    else:
+        # dynamic NTK reads the original context from max_position_embeddings
+        max_position = original
+    parameters.update(options)
+
+    num_heads = 4
+    kwargs = dict(hidden_size=dim * num_heads, num_attention_heads=num_heads, head_dim=dim,
+                  max_position_embeddings=max_position, num_hidden_layers=1, vocab_size=32)
+    if "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters:  # transformers 5.x
+        config = LlamaConfig(**kwargs, rope_parameters={**parameters, "rope_theta": base})
+    else:  # transformers 4.x: rope_theta next to rope_scaling
+        config = LlamaConfig(**kwargs, rope_theta=base, rope_scaling=None if method == "none" else parameters)
+
+    with torch_float_is_float64() if float64 else contextlib.nullcontext():
+        inv_freq, attention_factor = _call(config, rope_type, case)
+    expected = np.float64 if float64 else np.float32
+    assert inv_freq.shape == (dim // 2,) and inv_freq.detach().cpu().numpy().dtype == expected, (case, inv_freq.dtype)
+    return inv_freq.detach().cpu().numpy(), float(attention_factor)
+
+
+def _call(config, rope_type: str, case: dict):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    if rope_type == "default":
+        if "default" in ROPE_INIT_FUNCTIONS:
+            inv_freq, attention_factor = ROPE_INIT_FUNCTIONS["default"](config, None)
+        else:
+            inv_freq, attention_factor = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+    elif rope_type == "dynamic":
+        inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=case["seq_len"])
+    else:
+        inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, None)
+    return inv_freq, attention_factor
+
+
+def main() -> None:
+    import torch
+    import transformers
+
+    all_cases = cases()
+    inv_freqs, inv_freqs64, factors = [], [], []
+    for case in all_cases:
+        inv_freq, attention_factor = transformers_values(case)
+        inv_freq64, attention_factor64 = transformers_values(case, float64=True)
+        assert attention_factor64 == attention_factor, case
+        inv_freqs.append(inv_freq)
+        inv_freqs64.append(inv_freq64)
+        factors.append(attention_factor)
+    offsets = np.cumsum([0] + [len(f) for f in inv_freqs]).astype(np.int64)
+    meta = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "made_by": "scripts/make_scaling_golden.py",
+        "cases": all_cases,
+    }
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        OUTPUT,
+        meta=np.array(json.dumps(meta, sort_keys=True)),
+        inv_freq=np.concatenate(inv_freqs),
+        inv_freq_float64=np.concatenate(inv_freqs64),
+        offsets=offsets,
+        attention_factor=np.array(factors, dtype=np.float64),
+    )
+    print(f"wrote {len(all_cases)} cases ({offsets[-1]} frequencies) to {OUTPUT} "
+          f"with transformers {transformers.__version__}, torch {torch.__version__}")
+
+
+if __name__ == "__main__":
+    main()

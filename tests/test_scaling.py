@@ -1,0 +1,373 @@
+"""posenc.scaling against transformers' golden values, independent loops with math, and properties."""
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc import apply_rope, rope_inv_freq, rope_scaling, wavelengths
+from posenc.scaling import (
+    METHODS,
+    OPTIONS,
+    blend_frequencies,
+    correction_dim,
+    correction_range,
+    dynamic_scale,
+    ntk_aware_base,
+    ramp_pair_index,
+    ramp_rotations,
+    rotations_per_pair,
+    unseen_angle_pairs,
+    yarn_attention_factor,
+    yarn_mscale,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden" / "rope_scaling_transformers.npz"
+
+
+def load_golden_script():
+    spec = importlib.util.spec_from_file_location("make_scaling_golden", ROOT / "scripts" / "make_scaling_golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def call(case: dict) -> tuple[np.ndarray, float]:
+    arguments = dict(case)
+    return rope_scaling(arguments.pop("method"), arguments.pop("dim"), **arguments)
+
+
+# ---------------------------------------------------------------- golden values from transformers
+
+
+@pytest.fixture(scope="module")
+def golden():
+    data = np.load(GOLDEN, allow_pickle=False)
+    meta = json.loads(str(data["meta"]))
+    rows = []
+    for k, case in enumerate(meta["cases"]):
+        part = slice(data["offsets"][k], data["offsets"][k + 1])
+        rows.append((case, data["inv_freq"][part], data["inv_freq_float64"][part], float(data["attention_factor"][k])))
+    return meta, rows
+
+
+def test_golden_file_is_the_scripts_grid(golden):
+    meta, rows = golden
+    assert meta["cases"] == load_golden_script().cases()
+    assert meta["transformers"] and meta["torch"].startswith("2.13.0")
+    covered = {case["method"] for case, *_ in rows}
+    assert covered == {"none", "linear", "dynamic", "yarn", "llama3"}
+    factors = {case.get("factor") for case, *_ in rows}
+    assert min(f for f in factors if f) == 2.0 and max(f for f in factors if f) == 40.0
+    assert {case["dim"] for case, *_ in rows} == {64, 128}
+    assert {case["base"] for case, *_ in rows} >= {1e4, 1e6}
+    originals = {case.get("original_max_position") for case, *_ in rows} - {None}
+    assert min(originals) == 2048 and max(originals) == 32768
+    assert {case.get("truncate") for case, *_ in rows if case["method"] == "yarn"} >= {True, False}
+    assert any("mscale" in case for case, *_ in rows) and any("attention_factor" in case for case, *_ in rows)
+
+
+def test_attention_factor_equals_transformers_exactly(golden):
+    _, rows = golden
+    for case, _, _, attention_factor in rows:
+        assert call(case)[1] == attention_factor, case
+
+
+def test_same_formula_as_transformers_run_in_float64(golden):
+    """transformers' own code in float64 (see the golden script) and ours agree to rounding."""
+    _, rows = golden
+    worst = max(np.max(np.abs(call(case)[0] - ref64) / ref64) for case, _, ref64, _ in rows)
+    assert worst < 1e-12
+
+
+def test_agrees_with_transformers_float32_output_to_2e_6(golden):
+    """2e-6 relative wherever transformers' float32 result is itself that close to exact.
+
+    transformers computes YaRN's ramp in float32; with truncate=False the bounds are not
+    whole numbers and rounding them is amplified by up to s near the top of the ramp. The
+    frequencies where we differ from its float32 output by more than 2e-6 must be exactly
+    those where its float32 output differs from its own float64 evaluation by more than that.
+    """
+    _, rows = golden
+    ours_off, reference_off, total = set(), set(), 0
+    for k, (case, ref32, ref64, _) in enumerate(rows):
+        ref32 = ref32.astype(np.float64)
+        inv_freq = call(case)[0]
+        total += inv_freq.size
+        ours_off |= {(k, int(i)) for i in np.flatnonzero(np.abs(inv_freq - ref32) > 2e-6 * ref32)}
+        reference_off |= {(k, int(i)) for i in np.flatnonzero(np.abs(ref32 - ref64) > (2e-6 - 1e-12) * ref32)}
+    assert ours_off == reference_off
+    assert len(ours_off) <= 1e-4 * total
+    assert all(rows[k][0]["method"] == "yarn" and rows[k][0].get("truncate") is False for k, _ in ours_off)
+
+
+def test_live_against_installed_transformers():
+    pytest.importorskip("transformers")
+    script = load_golden_script()
+    for case in script.cases()[::7]:
+        ref32, attention_factor = script.transformers_values(case)
+        ref64, _ = script.transformers_values(case, float64=True)
+        inv_freq, ours_factor = call(case)
+        assert ours_factor == attention_factor, case
+        np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12)
+        ref32 = ref32.astype(np.float64)
+        off = np.abs(inv_freq - ref32) > 2e-6 * ref32
+        assert np.array_equal(off, np.abs(ref32 - ref64) > (2e-6 - 1e-12) * ref32), case
+
+
+# ---------------------------------------------------------------- independent loops with math
+
+
+def yarn_by_loop(dim, base, factor, original, beta_fast=32.0, beta_slow=1.0, truncate=True):
+    """The reference YaRN frequencies pair by pair, with math on Python floats."""
+
+    def pair_with_turns(turns):  # L / (2 pi base^(2i/dim)) = turns, solved for i
+        return dim * math.log(original / (2 * math.pi * turns)) / (2 * math.log(base))
+
+    low, high = pair_with_turns(beta_fast), pair_with_turns(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    out = []
+    for i in range(dim // 2):
+        theta = 1.0 / base ** (2 * i / dim)
+        interpolate = min(max((i - low) / (high - low), 0.0), 1.0)
+        out.append(theta / factor * interpolate + theta * (1 - interpolate))
+    return np.array(out)
+
+
+def llama3_by_loop(dim, base, factor, original, low_freq_factor=1.0, high_freq_factor=4.0):
+    """Meta's rule in its own terms: wavelengths compared with L/low and L/high."""
+    out = []
+    for i in range(dim // 2):
+        theta = 1.0 / base ** (2 * i / dim)
+        wavelength = 2 * math.pi / theta
+        if wavelength < original / high_freq_factor:
+            out.append(theta)
+        elif wavelength > original / low_freq_factor:
+            out.append(theta / factor)
+        else:
+            smooth = (original / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+            out.append((1 - smooth) * theta / factor + smooth * theta)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("dim,base,factor,original", [(64, 1e4, 8.0, 4096), (128, 5e5, 32.0, 8192), (16, 1e4, 2.5, 128),
+                                                      (128, 1e4, 16.0, 131072), (8, 100.0, 4.0, 64),
+                                                      (4, 10.0, 2.0, 20107)])
+@pytest.mark.parametrize("truncate", [True, False])
+def test_yarn_and_ntk_by_parts_match_a_loop(dim, base, factor, original, truncate):
+    expected = yarn_by_loop(dim, base, factor, original, truncate=truncate)
+    for method in ("yarn", "ntk_by_parts"):
+        inv_freq, _ = rope_scaling(method, dim, base=base, factor=factor, original_max_position=original, truncate=truncate)
+        np.testing.assert_allclose(inv_freq, expected, rtol=1e-13)
+    options = dict(beta_fast=8.0, beta_slow=2.0, truncate=truncate)
+    inv_freq, _ = rope_scaling("yarn", dim, base=base, factor=factor, original_max_position=original, **options)
+    np.testing.assert_allclose(inv_freq, yarn_by_loop(dim, base, factor, original, **options), rtol=1e-13)
+
+
+@pytest.mark.parametrize("dim,base,factor,original", [(128, 5e5, 8.0, 8192), (64, 1e4, 4.0, 2048), (32, 1e4, 16.0, 512)])
+def test_llama3_matches_metas_rule(dim, base, factor, original):
+    inv_freq, attention_factor = rope_scaling("llama3", dim, base=base, factor=factor, original_max_position=original)
+    np.testing.assert_allclose(inv_freq, llama3_by_loop(dim, base, factor, original), rtol=1e-13)
+    assert attention_factor == 1.0
+    inv_freq, _ = rope_scaling("llama3", dim, base=base, factor=factor, original_max_position=original,
+                               low_freq_factor=2.0, high_freq_factor=8.0)
+    np.testing.assert_allclose(inv_freq, llama3_by_loop(dim, base, factor, original, 2.0, 8.0), rtol=1e-13)
+
+
+def test_llama3_is_the_papers_ntk_by_parts_with_alpha_1_beta_4():
+    dim, base, factor, original = 128, 5e5, 8.0, 8192
+    theta = rope_inv_freq(dim, base)
+    papers_form = blend_frequencies(theta, factor, ramp_rotations(rotations_per_pair(dim, base, original), 1.0, 4.0))
+    np.testing.assert_array_equal(rope_scaling("llama3", dim, base=base, factor=factor, original_max_position=original)[0],
+                                  papers_form)
+
+
+@pytest.mark.parametrize("dim,base,factor", [(64, 1e4, 8.0), (128, 5e5, 3.0), (4, 10.0, 2.0)])
+def test_none_linear_and_ntk_by_formula(dim, base, factor):
+    theta = np.array([base ** (-2 * i / dim) for i in range(dim // 2)])
+    np.testing.assert_allclose(rope_scaling("none", dim, base=base)[0], theta, rtol=1e-15)
+    np.testing.assert_allclose(rope_scaling("linear", dim, base=base, factor=factor)[0], theta / factor, rtol=1e-15)
+    new_base = base * factor ** (dim / (dim - 2))
+    ntk = rope_scaling("ntk", dim, base=base, factor=factor)[0]
+    np.testing.assert_allclose(ntk, [new_base ** (-2 * i / dim) for i in range(dim // 2)], rtol=1e-13)
+    # the derivation's two ends: the fastest pair is untouched, the slowest is interpolated by exactly s
+    assert ntk[0] == 1.0
+    assert ntk[-1] == pytest.approx(theta[-1] / factor, rel=1e-13)
+
+
+def test_dynamic_is_ntk_with_the_transformers_scale():
+    dim, base, factor, original = 64, 1e4, 4.0, 2048
+    for seq_len in (1, 2047, 2048):
+        np.testing.assert_array_equal(rope_scaling("dynamic", dim, base=base, factor=factor, original_max_position=original,
+                                                   seq_len=seq_len)[0], rope_inv_freq(dim, base))
+    for seq_len in (3000, 8192, 65536):
+        scale = factor * seq_len / original - (factor - 1)
+        new_base = base * scale ** (dim / (dim - 2))
+        expected = [new_base ** (-2 * i / dim) for i in range(dim // 2)]
+        got = rope_scaling("dynamic", dim, base=base, factor=factor, original_max_position=original, seq_len=seq_len)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+        # with factor 1 it is the paper's dynamic s = l / L fed to NTK-aware scaling
+        papers = rope_scaling("ntk", dim, base=base, factor=seq_len / original)[0]
+        np.testing.assert_allclose(rope_scaling("dynamic", dim, base=base, factor=1.0, original_max_position=original,
+                                                seq_len=seq_len)[0], papers, rtol=1e-14)
+
+
+def test_dynamic_scale_at_whole_multiples_is_s_squared_minus_s_plus_1():
+    for s in range(1, 9):
+        assert dynamic_scale(float(s), 1024, s * 1024) == s * s - s + 1
+
+
+def test_yarn_attention_factor_and_mscale():
+    assert yarn_mscale(1.0) == 1.0 and yarn_mscale(0.5) == 1.0
+    assert yarn_mscale(math.e ** 2) == pytest.approx(1.2, rel=1e-15)
+    assert rope_scaling("yarn", 64, factor=8.0)[1] == 0.1 * math.log(8.0) + 1.0
+    assert rope_scaling("yarn", 64, factor=1.0)[1] == 1.0
+    assert yarn_attention_factor(16.0, mscale=1.0, mscale_all_dim=1.0) == 1.0
+    assert yarn_attention_factor(16.0, mscale=0.707, mscale_all_dim=1.0) == pytest.approx(
+        (0.0707 * math.log(16) + 1) / (0.1 * math.log(16) + 1), rel=1e-15)
+    assert rope_scaling("yarn", 64, factor=16.0, attention_factor=1.5)[1] == 1.5
+    for method in METHODS:
+        if method not in ("yarn", "none"):
+            extra = {"seq_len": 9000} if method == "dynamic" else {}
+            assert rope_scaling(method, 64, factor=16.0, **extra)[1] == 1.0
+
+
+def test_apply_rope_takes_what_rope_scaling_returns_and_logits_scale_by_the_square():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(5, 64)), rng.normal(size=(5, 64))
+    positions = np.array([0, 1, 100, 5000, 16383])
+    inv_freq, factor = rope_scaling("yarn", 64, factor=8.0, original_max_position=2048)
+    plain = apply_rope(q, positions, inv_freq=inv_freq) @ apply_rope(k, positions, inv_freq=inv_freq).T
+    scaled = (apply_rope(q, positions, inv_freq=inv_freq, attention_factor=factor)
+              @ apply_rope(k, positions, inv_freq=inv_freq, attention_factor=factor).T)
+    np.testing.assert_allclose(scaled, factor ** 2 * plain, rtol=1e-12)
+    for method in METHODS:
+        extra = {"seq_len": 9000} if method == "dynamic" else {}
+        inv_freq, factor = rope_scaling(method, 64, factor=1.0 if method == "none" else 4.0, **extra)
+        assert apply_rope(q, positions, inv_freq=inv_freq, attention_factor=factor).shape == q.shape
+
+
+# ---------------------------------------------------------------- the pieces the chapter plots
+
+
+def test_rotations_and_correction_dim_are_inverse():
+    dim, base, original = 128, 1e4, 4096
+    r = rotations_per_pair(dim, base, original)
+    np.testing.assert_allclose(r, original / wavelengths(dim, base), rtol=1e-15)
+    np.testing.assert_allclose(r, [original * base ** (-2 * i / dim) / (2 * math.pi) for i in range(dim // 2)], rtol=1e-13)
+    for turns in (0.5, 1.0, 32.0, 100.0):
+        i = correction_dim(turns, dim, base, original)
+        assert original / (2 * math.pi * base ** (2 * i / dim)) == pytest.approx(turns, rel=1e-12)
+
+
+def test_unseen_angle_pairs_by_method():
+    dim, base, original, s = 128, 1e4, 4096, 16
+    new_length = s * original
+    r = rotations_per_pair(dim, base, original)
+    partial = set(np.flatnonzero(r < 1).tolist())
+    assert set(unseen_angle_pairs(rope_inv_freq(dim, base), dim, base, original, original).tolist()) == set()
+    assert set(unseen_angle_pairs(rope_inv_freq(dim, base), dim, base, original, new_length).tolist()) == partial
+    for method in ("linear", "ntk_by_parts", "yarn", "llama3"):
+        inv_freq, _ = rope_scaling(method, dim, base=base, factor=s, original_max_position=original)
+        assert unseen_angle_pairs(inv_freq, dim, base, original, new_length).size == 0, method
+    ntk, _ = rope_scaling("ntk", dim, base=base, factor=s)
+    unseen = unseen_angle_pairs(ntk, dim, base, original, new_length)
+    # by hand: pair i with r_i < 1 is new when (sL - 1) theta_i s**(-2i/(dim-2)) > L theta_i
+    by_hand = [i for i in partial if (new_length - 1) * s ** (-2 * i / (dim - 2)) > original]
+    assert unseen.tolist() == sorted(by_hand) and 0 < unseen.size < len(partial)
+
+
+def test_correction_range_truncation_and_clamps():
+    low, high = correction_range(128, base=1e4, original_max_position=4096, truncate=False)
+    assert low == pytest.approx(correction_dim(32, 128, 1e4, 4096)) and high == pytest.approx(correction_dim(1, 128, 1e4, 4096))
+    assert correction_range(128, base=1e4, original_max_position=4096) == (math.floor(low), math.ceil(high))
+    # a short context: fewer than 32 turns everywhere, the fast bound clamps to pair 0
+    assert correction_dim(32, 16, 500.0, 128) < 0 and correction_range(16, base=500.0, original_max_position=128)[0] == 0
+    # a long context with a small base: the slow bound passes the last pair and is clamped at dim - 1, not dim/2 - 1
+    low, high = correction_range(128, base=1e4, original_max_position=131072)
+    assert high == 70.0 > 63
+    assert ramp_pair_index(128, low, high)[-1] == pytest.approx(1 - (63 - low) / (high - low)) and ramp_pair_index(128, low, high)[-1] > 0
+
+
+def test_pair_index_ramp_is_linear_in_log_rotations():
+    """Without truncation and clamps, the reference ramp is linear in ln r, the paper's in r."""
+    dim, base, original = 128, 1e4, 8192
+    r = rotations_per_pair(dim, base, original)
+    gamma = ramp_pair_index(dim, *correction_range(dim, base=base, original_max_position=original, truncate=False))
+    np.testing.assert_allclose(gamma, np.clip((np.log(r) - np.log(1.0)) / (np.log(32.0) - np.log(1.0)), 0, 1), atol=1e-12)
+    paper = ramp_rotations(r, 1.0, 32.0)
+    # ln r / ln 32 - (r - 1) / 31 is largest at r = 31 / ln 32, where it is about 0.376
+    r_star = 31 / math.log(32)
+    largest_gap = math.log(r_star) / math.log(32) - (r_star - 1) / 31
+    assert np.all(paper <= gamma + 1e-12)
+    assert largest_gap - 0.01 < np.max(gamma - paper) <= largest_gap
+
+
+@given(
+    method=st.sampled_from(["linear", "ntk", "ntk_by_parts", "yarn", "llama3"]),
+    half_dim=st.integers(2, 96),
+    base=st.floats(10.0, 1e7),
+    factor=st.floats(1.0, 64.0),
+    original=st.integers(16, 200_000),
+)
+def test_every_method_stays_between_interpolation_and_extrapolation(method, half_dim, base, factor, original):
+    dim = 2 * half_dim
+    theta = rope_inv_freq(dim, base)
+    inv_freq, _ = rope_scaling(method, dim, base=base, factor=factor, original_max_position=original)
+    assert inv_freq.shape == theta.shape and inv_freq.dtype == np.float64
+    assert np.all(inv_freq <= theta * (1 + 1e-12)) and np.all(inv_freq >= theta / factor * (1 - 1e-12))
+    assert np.all(np.diff(inv_freq) < 0)  # pairs keep their order, fastest first
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,error,name",
+    [
+        (("rope", 64), {}, ValueError, "method"),
+        (("linear", 64), {"factor": 0.5}, ValueError, "factor"),
+        (("linear", 64), {"factor": "2"}, TypeError, "factor"),
+        (("dynamic", 64), {"factor": 2.0}, ValueError, "seq_len"),
+        (("dynamic", 64), {"factor": 2.0, "seq_len": 0}, ValueError, "seq_len"),
+        (("linear", 64), {"factor": 2.0, "seq_len": 4096}, ValueError, "seq_len"),
+        (("linear", 64), {"factor": 2.0, "beta_fast": 32}, ValueError, "beta_fast"),
+        (("ntk_by_parts", 64), {"factor": 2.0, "mscale": 1.0}, ValueError, "mscale"),
+        (("llama3", 64), {"factor": 2.0, "truncate": False}, ValueError, "truncate"),
+        (("yarn", 63), {"factor": 2.0}, ValueError, "dim"),
+        (("yarn", 64), {"factor": 2.0, "mscale": 1.0}, ValueError, "mscale_all_dim"),
+        (("yarn", 64), {"factor": 2.0, "mscale": 1.0, "mscale_all_dim": 1.0, "attention_factor": 1.2}, ValueError,
+         "attention_factor"),
+        (("yarn", 64), {"factor": 2.0, "truncate": 1}, TypeError, "truncate"),
+        (("yarn", 64), {"factor": 2.0, "beta_fast": 1.0, "beta_slow": 2.0}, ValueError, "beta_fast"),
+        (("yarn", 64), {"factor": 2.0, "attention_factor": -1.0}, ValueError, "attention_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0}, ValueError, "high_freq_factor"),
+        (("none", 64), {"factor": 2.0}, ValueError, "factor"),
+        (("ntk", 2), {"factor": 2.0}, ValueError, "dim"),
+        (("yarn", 64), {"factor": 2.0, "original_max_position": 0}, ValueError, "original_max_position"),
+        (("yarn", 64), {"factor": 2.0, "base": -1.0}, ValueError, "base"),
+    ],
+)
+def test_bad_input_names_the_argument(args, kwargs, error, name):
+    with pytest.raises(error, match=name):
+        rope_scaling(*args, **kwargs)
+
+
+def test_every_method_lists_its_options():
+    assert set(OPTIONS) == set(METHODS)
+    with pytest.raises(ValueError, match="gamma"):
+        blend_frequencies(np.ones(4), 2.0, np.full(4, 1.5))
+    with pytest.raises(ValueError, match="beta"):
+        ramp_rotations(np.ones(3), 4.0, 1.0)
+    with pytest.raises(ValueError, match="dim"):
+        ntk_aware_base(1e4, 2, 2.0)
