@@ -170,8 +170,10 @@ def apply_rope(
     if is_torch:
         import torch
 
-        if x.dtype in (torch.float32, torch.float64):  # cast in numpy: same rounding, no thread start-up
-            cos, sin = cos.astype(str(x.dtype).removeprefix("torch.")), sin.astype(str(x.dtype).removeprefix("torch."))
+        if x.dtype in (torch.float32, torch.float64):
+            # cast in numpy: the same rounding, and no torch threads to wake
+            numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
+            cos, sin = cos.astype(numpy_dtype), sin.astype(numpy_dtype)
         cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
         sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
     else:
@@ -179,16 +181,20 @@ def apply_rope(
     return rotate_pairs(x, cos, sin, layout)
 
 
-def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
-    """The elementwise rotation behind :func:`apply_rope`, for callers that cache cos and sin.
+def rotate_pairs(
+    x: Any, cos: Any, sin: Any, layout: str = "interleaved"
+) -> Any:
+    """The rotation behind :func:`apply_rope`, for callers that cache cos, sin.
 
-    ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``: (seq, dim/2) of
-    the same kind (any shape that broadcasts against (..., seq, dim/2) works). Pair
-    (a, b) becomes (a cos - b sin, a sin + b cos): counter-clockwise, column vectors.
-    numpy arrays go through :func:`rotate_pairs_elementwise`; torch tensors through the
-    faster kernels of :mod:`posenc.fast_rope`, which return the same values up to float
-    rounding and fall back on the same formula where they do not apply.
-    No argument checks beyond the layout: :func:`apply_rope` is the checked entry point.
+    ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``:
+    (seq, dim/2) of the same kind (any shape that broadcasts against
+    (..., seq, dim/2) works). Pair (a, b) becomes
+    (a cos - b sin, a sin + b cos): counter-clockwise, column vectors.
+    numpy arrays go through :func:`rotate_pairs_elementwise`; torch tensors
+    through the faster kernels of :mod:`posenc.fast_rope`, which return the
+    same values up to float rounding and fall back on the same formula
+    where they do not apply. No argument checks beyond the layout:
+    :func:`apply_rope` is the checked entry point.
     """
     layout = _check_layout(layout)
     if _is_torch_tensor(x):
@@ -198,11 +204,14 @@ def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any
     return rotate_pairs_elementwise(x, cos, sin, layout)
 
 
-def rotate_pairs_elementwise(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
-    """The reference formula of :func:`rotate_pairs` for numpy arrays and torch tensors.
+def rotate_pairs_elementwise(
+    x: Any, cos: Any, sin: Any, layout: str = "interleaved"
+) -> Any:
+    """The reference formula of :func:`rotate_pairs`, numpy or torch.
 
-    Same arguments and result. Pair (a, b) becomes (a cos - b sin, a sin + b cos),
-    written out term by term: a few temporaries, each a pass over memory.
+    Same arguments and result. Pair (a, b) becomes
+    (a cos - b sin, a sin + b cos), written out term by term: a few
+    temporaries, each a pass over memory.
     """
     layout = _check_layout(layout)
     half = x.shape[-1] // 2
@@ -214,7 +223,8 @@ def rotate_pairs_elementwise(x: Any, cos: Any, sin: Any, layout: str = "interlea
         stack, concat = np.stack, np.concatenate
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
-        return stack((a * cos - b * sin, a * sin + b * cos), -1).reshape(x.shape)
+        pairs = (a * cos - b * sin, a * sin + b * cos)
+        return stack(pairs, -1).reshape(x.shape)
     a, b = x[..., :half], x[..., half:]
     return concat((a * cos - b * sin, a * sin + b * cos), -1)
 
