@@ -55,7 +55,8 @@ notebooks: $(STAMP)
 	$(BIN)/nbstripout --keep-output --keep-count --keep-id $(NOTEBOOKS)
 
 # Times RoPE implementations side by side and prints ratios (a minute or two; never run by the tests).
-# Rewrites benchmarks/rope_results.json, the run the performance appendix quotes.
+# Rewrites benchmarks/rope_results.json, the run the performance appendix quotes: re-execute
+# book/appendix_performance.ipynb afterwards, whose assertions check that its text still fits the run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/rope.py --output benchmarks/rope_results.json
 
