@@ -304,7 +304,7 @@ def ntk_aware_base(base: float, dim: int, factor: float) -> float:
 def dynamic_scale(
     factor: float, original_max_position: int, seq_len: int
 ) -> float:
-    """The scale that transformers' dynamic NTK feeds into the NTK-aware base.
+    """The scale transformers' dynamic NTK feeds into the NTK-aware base.
 
     s_dyn = factor * l / L - (factor - 1), l = max(seq_len, L), with
     L = original_max_position, which transformers reads from the config
@@ -373,7 +373,7 @@ def yarn_attention_factor(
     return yarn_mscale(factor)
 
 
-# --------------------------------------------------------------- the contract
+# ------------------------------------------------------------- the contract
 
 
 def rope_scaling(
