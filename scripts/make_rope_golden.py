@@ -1,14 +1,16 @@
-"""Write tests/golden/rope_reference.json: RoPE outputs of production code on seeded inputs.
+"""Write tests/golden/rope_reference.json: RoPE reference outputs on seeded inputs.
 
 Two references, both independent of posenc:
 
-* Hugging Face transformers' LLaMA code ("half" layout): ``apply_rotary_pos_emb`` (with
-  ``rotate_half``) fed (a) cos/sin built in float64 from the positions, and (b) the cos/sin
-  of transformers' own ``LlamaRotaryEmbedding``, which forms frequencies and angles in float32.
-* Meta's LLaMA reference ("interleaved" layout): pairs (x[2i], x[2i+1]) viewed as complex
-  numbers and multiplied by ``torch.polar(1, m * theta_i)``, written out below in float64
-  following the structure of ``precompute_freqs_cis`` / ``apply_rotary_emb`` in
-  meta-llama/llama ``llama/model.py`` (inputs laid out (batch, seq, heads, head_dim)).
+* Hugging Face transformers' LLaMA code ("half" layout), run as it is:
+  ``apply_rotary_pos_emb`` (with ``rotate_half``) fed (a) cos/sin built in float64 from
+  the positions, and (b) the cos/sin of transformers' own ``LlamaRotaryEmbedding``, which
+  forms frequencies and angles in float32.
+* A transcription of Meta's ``precompute_freqs_cis`` / ``apply_rotary_emb``
+  (meta-llama/llama ``llama/model.py``, "interleaved" layout): pairs (x[2i], x[2i+1])
+  viewed as complex numbers and multiplied by ``torch.polar(1, m * theta_i)``, written out
+  below in float64 with the same steps (inputs laid out (batch, seq, heads, head_dim)).
+  Meta's code itself is not installed or run here.
 
 transformers is not a dependency of the book. Run this in a throwaway environment:
 
@@ -62,7 +64,10 @@ def hf_end_to_end_float32(q: torch.Tensor, k: torch.Tensor, positions: torch.Ten
 
 
 def meta_complex_form(x: torch.Tensor, start_pos: int) -> torch.Tensor:
-    """Meta's polar form in float64: x is (batch, seq, heads, head_dim), positions start_pos .. start_pos+seq-1."""
+    """A float64 transcription of Meta's precompute_freqs_cis / apply_rotary_emb (polar form).
+
+    x is (batch, seq, heads, head_dim); positions start_pos .. start_pos+seq-1.
+    """
     seq, dim = x.shape[1], x.shape[-1]
     positions = torch.arange(start_pos, start_pos + seq, dtype=torch.float64)
     angles = torch.outer(positions, inv_freq_float64(dim, BASE))  # (seq, dim/2)
@@ -113,7 +118,8 @@ def main() -> None:
         "positions": far.tolist(), "cos": to_list(cos[0]), "sin": to_list(sin[0]),
     }
 
-    # (c) Meta's complex form, (batch=1, seq=5, heads=2, head_dim), positions 1000 .. 1004.
+    # (c) the transcription of Meta's complex form, (batch=1, seq=5, heads=2, head_dim),
+    #     positions 1000 .. 1004.
     start_pos = 1000
     x = draw(1, 5, 2, HEAD_DIM)
     golden["meta_interleaved_complex_float64"] = {

@@ -61,7 +61,7 @@ def test_lift_project_and_mask():
 def test_apply_map_names_shapes_that_cannot_multiply():
     np.testing.assert_array_equal(lm.apply_map(lm.lift_matrix(2, 3), [1.0, 2.0]), [1.0, 2.0, 0.0])
     np.testing.assert_array_equal(lm.apply_map(np.eye(2), np.ones((2, 5))), np.ones((2, 5)))
-    with pytest.raises(ValueError, match="2x3 and vectors has 2 rows"):
+    with pytest.raises(ValueError, match="2x3 and the vectors have 2 rows"):
         lm.apply_map(np.ones((2, 3)), np.ones((2, 1)))
     with pytest.raises(ValueError, match="matrix"):
         lm.apply_map(np.ones(3), np.ones(3))
@@ -107,6 +107,36 @@ def test_cosine_similarity_and_the_king_queen_analogy():
         lm.cosine_similarity(np.zeros(2), np.ones(2))
 
 
+def test_basis_geometry_of_rotation_shear_and_scaling():
+    for angle in (0.0, math.pi / 6, 2.0, -1.0):
+        side_i, side_j, between, area = lm.basis_geometry(lm.rotation_matrix(angle))
+        assert side_i == pytest.approx(1.0) and side_j == pytest.approx(1.0)
+        assert between == pytest.approx(90.0) and area == pytest.approx(1.0)
+    geometry = lm.basis_geometry(lm.shear_matrix(1.0))
+    assert geometry.length_i == 1.0 and geometry.length_j == pytest.approx(math.sqrt(2), rel=1e-15)
+    assert geometry.angle == pytest.approx(45.0, abs=1e-12) and geometry.area == pytest.approx(1.0)
+    # shear by k: e_2 -> (k, 1), so the angle to e_1 = (1, 0) is atan2(1, k)
+    assert lm.basis_geometry(lm.shear_matrix(-3.0)).angle == pytest.approx(math.degrees(math.atan2(1, -3)))
+    assert tuple(lm.basis_geometry(lm.scaling_matrix([2.0, -0.5]))) == pytest.approx((2.0, 0.5, 90.0, 1.0))
+    assert lm.basis_geometry([[1.0, 2.0], [1.0, 2.0]]).angle == 0.0            # parallel columns
+    assert lm.basis_geometry([[1.0, -2.0], [1.0, -2.0]]).angle == 180.0        # opposite columns
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_basis_geometry_area_is_base_times_height(seed):
+    matrix = np.random.default_rng(seed).normal(size=(2, 2))
+    side_i, side_j, between, area = lm.basis_geometry(matrix)
+    corners = matrix @ np.array([[0.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0]])    # image of the unit square
+    x, y = corners
+    shoelace = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+    assert area == pytest.approx(shoelace, rel=1e-9, abs=1e-12)
+    assert side_i == pytest.approx(math.hypot(*matrix[:, 0])) and side_j == pytest.approx(math.hypot(*matrix[:, 1]))
+    cosine = matrix[:, 0] @ matrix[:, 1] / (side_i * side_j)
+    if abs(cosine) < 0.99:                                   # where acos is well conditioned
+        assert between == pytest.approx(math.degrees(math.acos(cosine)), rel=1e-9)
+    assert 0.0 <= between <= 180.0
+
+
 @pytest.mark.parametrize(
     "call,error,name",
     [
@@ -120,6 +150,8 @@ def test_cosine_similarity_and_the_king_queen_analogy():
         (lambda: lm.mask_matrix(3, []), ValueError, "keep"),
         (lambda: lm.mask_matrix(0, [0]), ValueError, "dim"),
         (lambda: lm.cosine_similarity(np.ones(2), np.ones(3)), ValueError, "a and b"),
+        (lambda: lm.basis_geometry(np.eye(3)), ValueError, "matrix"),
+        (lambda: lm.basis_geometry([[0.0, 1.0], [0.0, 1.0]]), ValueError, "non-zero"),
         (lambda: lm.additivity_gap(lambda x: x, np.ones(2), np.ones(3)), ValueError, "x and y"),
         (lambda: lm.linearity_violation(lambda x: x, 2, np.random.default_rng(0), trials=0), ValueError, "trials"),
     ],

@@ -1,7 +1,8 @@
-"""apply_rope against production code: stored golden values, and live when transformers is installed.
+"""apply_rope against reference code: stored golden values, and live when transformers is installed.
 
 tests/golden/rope_reference.json is written by scripts/make_rope_golden.py from Hugging Face
-transformers' LLaMA code (half layout) and Meta's complex-number form (interleaved layout).
+transformers' LLaMA code (half layout) and from a transcription of Meta's complex-number form,
+precompute_freqs_cis / apply_rotary_emb (interleaved layout).
 """
 
 import json

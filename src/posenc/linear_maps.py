@@ -8,7 +8,9 @@ f(e_j). The checks below measure how far a function is from that.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -74,20 +76,26 @@ def mask_matrix(dim: int, keep: Iterable[int]) -> np.ndarray:
 
 
 def apply_map(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """M x for one vector (shape (n,) or a column (n, 1)) or for k columns (n, k); M has shape (m, n).
+    """M x for one vector (n,) or (n, 1), or for k columns (n, k).
 
-    Unlike ``@`` on a 1-D right operand, this names the shapes when they cannot multiply.
+    M has shape (m, n). Unlike ``@`` on a 1-D right operand, this names the
+    shapes when they cannot multiply.
     """
     matrix = as_float_array(matrix, "matrix")
     vectors = as_float_array(vectors, "vectors")
     if matrix.ndim != 2:
         raise ValueError(f"matrix must be 2-D, got shape {matrix.shape}")
     if vectors.ndim not in (1, 2):
-        raise ValueError(f"vectors must be one vector (n,) or columns (n, k), got shape {vectors.shape}")
-    if vectors.shape[0] != matrix.shape[1]:
         raise ValueError(
-            f"shapes cannot multiply: matrix is {matrix.shape[0]}x{matrix.shape[1]} and vectors has "
-            f"{vectors.shape[0]} rows; (a x b)(b x c) needs the inner sizes to agree"
+            "vectors must be one vector (n,) or columns (n, k), "
+            f"got shape {vectors.shape}"
+        )
+    if vectors.shape[0] != matrix.shape[1]:
+        rows, columns = matrix.shape
+        raise ValueError(
+            f"shapes cannot multiply: matrix is {rows}x{columns} and the "
+            f"vectors have {vectors.shape[0]} rows; (a x b)(b x c) needs "
+            "the inner sizes to agree"
         )
     return matrix @ vectors
 
@@ -116,10 +124,14 @@ def homogeneity_gap(f: VectorMap, x: np.ndarray, scalar: float) -> float:
     return float(np.max(np.abs(np.asarray(f(c * x)) - c * np.asarray(f(x)))))
 
 
-def linearity_violation(f: VectorMap, dim_in: int, rng: np.random.Generator, trials: int = 100) -> float:
-    """Largest additivity or homogeneity gap over ``trials`` random vectors (standard normal) and scalars.
+def linearity_violation(
+    f: VectorMap, dim_in: int, rng: np.random.Generator, trials: int = 100
+) -> float:
+    """Largest additivity or homogeneity gap of f over random inputs.
 
-    Rounding alone gives about 1e-15 times the size of f's values; a non-linear map gives far more.
+    Each of ``trials`` tries draws x, y (standard normal, shape (dim_in,))
+    and a scalar. Rounding alone gives about 1e-15 times the size of f's
+    values; a non-linear map gives far more.
     """
     dim_in = check_positive_int(dim_in, "dim_in")
     trials = check_positive_int(trials, "trials")
@@ -127,7 +139,8 @@ def linearity_violation(f: VectorMap, dim_in: int, rng: np.random.Generator, tri
     for _ in range(trials):
         x, y = rng.normal(size=dim_in), rng.normal(size=dim_in)
         scalar = float(rng.normal() * 3.0)
-        worst = max(worst, additivity_gap(f, x, y), homogeneity_gap(f, x, scalar))
+        gaps = additivity_gap(f, x, y), homogeneity_gap(f, x, scalar)
+        worst = max(worst, *gaps)
     return worst
 
 
@@ -140,6 +153,44 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
     if norms == 0.0:
         raise ValueError("a and b must be non-zero vectors (a cosine needs a direction)")
     return float(a @ b) / norms
+
+
+class BasisGeometry(NamedTuple):
+    """What a 2x2 matrix does to the unit square (:func:`basis_geometry`)."""
+
+    length_i: float  # |M e_1|, the first side
+    length_j: float  # |M e_2|, the second side
+    angle: float  # angle between M e_1 and M e_2, in degrees
+    area: float  # |det M|, the area of the image of the unit square
+
+
+def basis_geometry(matrix: np.ndarray) -> BasisGeometry:
+    """Side lengths, angle (degrees) and area of the image of the unit square.
+
+    ``matrix``: shape (2, 2), acting on columns; its columns are M e_1 and
+    M e_2, the images of the basis vectors i = (1, 0) and j = (0, 1). A
+    rotation gives (1, 1, 90, 1): still a unit square. The shear
+    [[1, 1], [0, 1]] gives (1, sqrt 2, 45, 1): a parallelogram.
+    """
+    matrix = as_float_array(matrix, "matrix")
+    if matrix.shape != (2, 2):
+        raise ValueError(
+            f"matrix must have shape (2, 2), got shape {matrix.shape}"
+        )
+    first, second = matrix[:, 0], matrix[:, 1]
+    if not (np.any(first) and np.any(second)):
+        raise ValueError(
+            "matrix must have non-zero columns (an angle needs two directions)"
+        )
+    cross = float(first[0] * second[1] - first[1] * second[0])  # = det M
+    # atan2(|sin|, cos) stays accurate near 0 and 180 degrees; acos does not
+    angle = math.degrees(math.atan2(abs(cross), float(first @ second)))
+    return BasisGeometry(
+        length_i=float(np.linalg.norm(first)),
+        length_j=float(np.linalg.norm(second)),
+        angle=angle,
+        area=abs(cross),
+    )
 
 
 def nearest_by_cosine(

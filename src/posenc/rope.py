@@ -138,16 +138,19 @@ def apply_rope(
     attention_factor: float = 1.0,
     layout: str = "interleaved",
 ) -> Any:
-    """Rotate every pair of features of ``x`` by position * theta_i (RoFormer sec. 3.4.2).
+    """Rotate every pair of features of ``x`` by position * theta_i.
 
-    ``x``: numpy array or torch tensor of shape (..., seq, dim), floating point.
-    ``positions``: (seq,) integers, the position of each row along the seq axis.
+    RoFormer sec. 3.4.2.
+    ``x``: numpy array or torch tensor, shape (..., seq, dim), floating point.
+    ``positions``: (seq,) integers, the position of each row on the seq axis.
     ``inv_freq``: (dim/2,) frequencies; default ``rope_inv_freq(dim, base)``.
-    ``attention_factor``: multiplies cos and sin (YaRN's temperature), so a q.k logit
-    scales by its square. ``layout``: ``"interleaved"`` or ``"half"`` (see the module).
+    ``attention_factor``: multiplies cos and sin (YaRN's temperature), so a
+    q.k logit scales by its square.
+    ``layout``: ``"interleaved"`` or ``"half"`` (see the module).
 
     Elementwise, O(seq * dim): for a pair (a, b) with angle phi,
-    a' = a cos phi - b sin phi, b' = a sin phi + b cos phi, i.e. ``rope_matrix(m) @ x[m]``.
+    a' = a cos phi - b sin phi, b' = a sin phi + b cos phi,
+    i.e. ``rope_matrix(m) @ x[m]``.
     Returns the same type, dtype, device and shape as ``x``.
     """
     is_torch, shape = _check_x(x)
@@ -198,10 +201,12 @@ def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any
 
 
 def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.ndarray:
-    """RoFormer's "relative upper bound" of sec. 3.4.3: (1 / (dim/2)) * sum_j |S_j|, one value per distance.
+    """RoFormer's "relative upper bound" (sec. 3.4.3), one value per distance.
 
-    S_j = sum_{i<j} exp(1j * (m - n) * theta_i), j = 1 .. dim/2, for the relative distance m - n.
-    By Abel summation, |q'.k'| <= max_i |h_{i+1} - h_i| * (dim/2) * bound, where
+    bound = (1 / (dim/2)) * sum_k |S_k| with
+    S_k = sum_{i<k} exp(1j * (m - n) * theta_i), k = 1 .. dim/2, for the
+    relative distance m - n. By Abel summation,
+    |q'.k'| <= max_i |h_{i+1} - h_i| * (dim/2) * bound, where
     h_i = q_i conj(k_i) pairs q and k as complex numbers and h_{dim/2} = 0.
     ``distances``: (n,) integers; returns (n,) float64.
     """

@@ -1,10 +1,13 @@
-"""The sinusoidal position encoding of "Attention Is All You Need" (Vaswani et al. 2017, sec. 3.5).
+"""The sinusoidal position encoding of "Attention Is All You Need".
 
+Vaswani et al. 2017, sec. 3.5:
 PE[pos, 2i] = sin(pos * omega_i), PE[pos, 2i + 1] = cos(pos * omega_i),
-omega_i = base ** (-2i / d_model), pair index i = 0 .. d_model/2 - 1, positions from 0.
+omega_i = base ** (-2i / d_model), pair index i = 0 .. d_model/2 - 1,
+positions from 0.
 
 Vectors are columns: ``shift_matrix(offset, d)`` is the matrix T with
-PE(pos + offset) = T PE(pos), acting on the left of one position's column vector.
+PE(pos + offset) = T PE(pos), acting on the left of one position's column
+vector.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ from posenc._validation import (
 
 
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Angular frequencies omega_i = base**(-2i/d_model) in radians per position, shape (d_model/2,)."""
+    """Angular frequencies omega_i = base**(-2i/d_model) of the pairs.
+
+    Pair index i = 0 .. d_model/2 - 1; radians per position; shape
+    (d_model/2,), float64.
+    """
     d_model = check_even_positive_int(d_model, "d_model")
     base = check_positive_float(base, "base")
     pair_index = np.arange(d_model // 2, dtype=np.float64)
@@ -30,12 +37,18 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
 
 
 def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Wavelengths lambda_i = 2 pi / omega_i in positions, shape (d_model/2,)."""
+    """Wavelengths lambda_i = 2 pi / omega_i, in positions, shape (d_model/2,).
+
+    lambda_i is the number of positions pair i needs for one full turn.
+    """
     return 2.0 * np.pi / frequencies(d_model, base)
 
 
 def _encode(positions: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    """Rows [sin(p w_0), cos(p w_0), sin(p w_1), ...] for float64 positions (n,) and frequencies (d/2,)."""
+    """Rows [sin(p w_0), cos(p w_0), sin(p w_1), ...], shape (n, d).
+
+    ``positions``: float64, shape (n,); ``omega``: frequencies, shape (d/2,).
+    """
     angles = positions[:, None] * omega[None, :]
     encoding = np.empty((positions.size, omega.size * 2), dtype=np.float64)
     encoding[:, 0::2] = np.sin(angles)
@@ -44,20 +57,22 @@ def _encode(positions: np.ndarray, omega: np.ndarray) -> np.ndarray:
 
 
 def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Encoding of positions 0 .. num_positions-1, shape (num_positions, d_model), float64.
+    """Encoding of positions 0 .. num_positions-1, float64.
 
-    Columns interleave [sin(p omega_0), cos(p omega_0), sin(p omega_1), cos(p omega_1), ...].
+    Shape (num_positions, d_model). Columns interleave
+    [sin(p omega_0), cos(p omega_0), sin(p omega_1), cos(p omega_1), ...].
     """
     num_positions = check_positive_int(num_positions, "num_positions")
     return _encode(np.arange(num_positions, dtype=np.float64), frequencies(d_model, base))
 
 
 def sinusoidal_encoding_at(positions: object, d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Encoding of arbitrary integer positions, shape (len(positions), d_model), float64.
+    """Encoding of arbitrary integer positions, float64.
 
-    Row k is PE(positions[k]), the same formula as :func:`sinusoidal_encoding`, for any
-    integers: far beyond a training length (1_000_000) or negative (the formula is
-    defined there too; the shift matrix with a negative offset lands there). The angle
+    Shape (len(positions), d_model). Row k is PE(positions[k]), the same
+    formula as :func:`sinusoidal_encoding`, for any integers: far beyond a
+    training length (1_000_000) or negative (the formula is defined there
+    too; the shift matrix with a negative offset lands there). The angle
     p * omega_i is formed in float64.
     """
     positions = as_int_array(positions, "positions")
@@ -65,10 +80,11 @@ def sinusoidal_encoding_at(positions: object, d_model: int, base: float = 10000.
 
 
 def dot_product_by_offset(offsets: object, d_model: int, base: float = 10000.0) -> np.ndarray:
-    """PE(p) . PE(p + offset) = sum_i cos(offset * omega_i), the same for every position p.
+    """PE(p) . PE(p + offset) = sum_i cos(offset * omega_i), for every p.
 
-    ``offsets``: 1-D integers, shape (k,); returns shape (k,). Offset 0 gives d_model / 2
-    (each (sin, cos) pair is a unit vector), and offset and -offset give the same value.
+    The same for every position p. ``offsets``: 1-D integers, shape (k,);
+    returns shape (k,). Offset 0 gives d_model / 2 (each (sin, cos) pair is a
+    unit vector), and offset and -offset give the same value.
     """
     offsets = as_int_array(offsets, "offsets")
     omega = frequencies(d_model, base)
@@ -76,10 +92,11 @@ def dot_product_by_offset(offsets: object, d_model: int, base: float = 10000.0) 
 
 
 def add_sinusoidal_encoding(embeddings: np.ndarray, base: float = 10000.0) -> np.ndarray:
-    """Input of the first layer, embedding + PE (Vaswani et al. 2017, sec. 3.5).
+    """Input of the first layer, embedding + PE (Vaswani et al. 2017, 3.5).
 
-    ``embeddings``: token vectors of one sequence, one per row, shape (num_positions, d_model)
-    with d_model even; row p gets PE(p) added. Returns a new array of the same shape.
+    ``embeddings``: token vectors of one sequence, one per row, shape
+    (num_positions, d_model) with d_model even; row p gets PE(p) added.
+    Returns a new array of the same shape.
     """
     embeddings = as_float_array(embeddings, "embeddings")
     if embeddings.ndim != 2:
@@ -92,15 +109,16 @@ def add_sinusoidal_encoding(embeddings: np.ndarray, base: float = 10000.0) -> np
 
 
 def shift_matrix(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray:
-    """The matrix T(offset) with PE(pos + offset) = T(offset) @ PE(pos) for every pos; shape (d_model, d_model).
+    """The matrix T(offset) with PE(pos + offset) = T(offset) @ PE(pos).
 
-    Block-diagonal, one 2x2 block per (sin, cos) pair i, with beta_i = offset * omega_i:
+    Shape (d_model, d_model), the same for every pos. Block-diagonal, one
+    2x2 block per (sin, cos) pair i, with beta_i = offset * omega_i:
 
-        [[ cos beta_i, sin beta_i],      sin(a + b) = sin a cos b + cos a sin b
-         [-sin beta_i, cos beta_i]]      cos(a + b) = cos a cos b - sin a sin b
+        [[ cos beta_i, sin beta_i],    sin(a + b) = sin a cos b + cos a sin b
+         [-sin beta_i, cos beta_i]]    cos(a + b) = cos a cos b - sin a sin b
 
-    i.e. a clockwise rotation by beta_i, because a pair is stored as (sin, cos). It does
-    not depend on pos; ``offset`` is any integer, negative offsets shift back.
+    i.e. a clockwise rotation by beta_i, because a pair is stored as
+    (sin, cos). ``offset`` is any integer; negative offsets shift back.
     """
     offset = check_int(offset, "offset")
     if abs(offset) > 2**53:
