@@ -114,6 +114,8 @@ def transformers_values(case: dict, *, float64: bool = False) -> tuple[np.ndarra
         max_position = int(original * case["factor"])
     else:
         # dynamic NTK reads the original context from max_position_embeddings
+        # (yarn and llama3 read original_max_position_embeddings); both are
+        # posenc's original_max_position
         max_position = original
     parameters.update(options)
 

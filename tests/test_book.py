@@ -181,3 +181,13 @@ def test_links_to_the_repository_agree_with_config():
     for link in re.findall(r"https://(?:colab\.research\.google\.com/github|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme):
         assert link == f"{owner}/{name}", link
     assert f"https://{owner}.github.io/{name}/" in readme
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_first_cell_sets_up_colab_from_the_configured_repository(path):
+    """On Colab the hidden first cell clones this repository and puts its src/ on the path."""
+    first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
+    url = _repository_url()
+    assert 'if "google.colab" in sys.modules:' in first
+    assert f"!git clone --quiet --depth 1 {url} " in first
+    assert first.index("google.colab") < first.index("import posenc")

@@ -299,6 +299,20 @@ def test_correction_range_truncation_and_clamps():
     assert ramp_pair_index(128, low, high)[-1] == pytest.approx(1 - (63 - low) / (high - low)) and ramp_pair_index(128, low, high)[-1] > 0
 
 
+@pytest.mark.parametrize("dim,base", [(128, 1e4), (64, 5e5), (16, 100.0)])
+@pytest.mark.parametrize("truncate", [True, False])
+def test_last_pair_keeps_some_theta_exactly_when_it_completes_a_turn(dim, base, truncate):
+    """gamma of the last pair is > 0 iff L > lambda_{d/2-1} = 2 pi b^((d-2)/d), not 2 pi b."""
+    slowest = float(wavelengths(dim, base)[-1])
+    assert slowest == pytest.approx(2 * math.pi * base ** ((dim - 2) / dim), rel=1e-14)
+    for original in (int(slowest * 0.9), math.floor(slowest), math.floor(slowest) + 1, int(slowest * 1.05)):
+        if original < 1:
+            continue
+        low, high = correction_range(dim, base=base, original_max_position=original, truncate=truncate)
+        last = ramp_pair_index(dim, low, high)[-1]
+        assert (last > 0) == (original > slowest), (original, slowest, low, high, last)
+
+
 def test_pair_index_ramp_is_linear_in_log_rotations():
     """Without truncation and clamps, the reference ramp is linear in ln r, the paper's in r."""
     dim, base, original = 128, 1e4, 8192

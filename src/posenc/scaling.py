@@ -1,32 +1,41 @@
-"""Context extension for RoPE: new frequencies (and an attention factor) for a longer context.
+"""Context extension for RoPE: new frequencies (and an attention factor).
 
-A model trained with RoPE at context ``L = original_max_position`` meets positions up to
-``L' = s L``, ``s = factor``. Every method here returns new frequencies ``theta'_i`` (and a
-number that multiplies cos and sin) to use in place of ``theta_i = base**(-2i/dim)``:
+A model trained with RoPE at context ``L = original_max_position`` meets
+positions up to ``L' = s L``, ``s = factor``. Every method here returns new
+frequencies ``theta'_i`` (and a number that multiplies cos and sin) to use
+in place of ``theta_i = base**(-2i/dim)``:
 
 * ``"none"``: plain RoPE, theta_i;
 * ``"linear"``: Position Interpolation (Chen et al. 2023), theta_i / s;
-* ``"ntk"``: NTK-aware scaling (bloc97 2023), base' = base * s**(dim / (dim - 2));
-* ``"dynamic"``: dynamic NTK (emozilla 2023) in the form transformers computes it;
-* ``"ntk_by_parts"``: YaRN's frequencies without its temperature (Peng et al. 2023);
-* ``"yarn"``: YaRN, the same frequencies plus the attention factor 0.1 ln s + 1;
+* ``"ntk"``: NTK-aware scaling (bloc97 2023),
+  base' = base * s**(dim / (dim - 2));
+* ``"dynamic"``: dynamic NTK (emozilla 2023) in the form transformers
+  computes it;
+* ``"ntk_by_parts"``: YaRN's frequencies without its temperature
+  (Peng et al. 2023);
+* ``"yarn"``: YaRN, the same frequencies plus the attention factor
+  0.1 ln s + 1;
 * ``"llama3"``: Llama 3.1's rule from Meta's reference code.
 
-Notation follows the YaRN paper (arXiv:2309.00071v2): pair index i (the paper's d),
-wavelength lambda_i = 2 pi / theta_i in positions, rotations per pair within the
-original context r_i = L / lambda_i, and a ramp gamma in [0, 1] where gamma = 1 keeps
-theta_i (extrapolation) and gamma = 0 divides it by s (interpolation):
+Notation follows the YaRN paper (arXiv:2309.00071v2): pair index i (the
+paper's d; its head dimension is |D|), wavelength lambda_i = 2 pi / theta_i
+in positions, rotations per pair within the original context
+r_i = L / lambda_i, and a ramp gamma in [0, 1] where gamma = 1 keeps theta_i
+(extrapolation) and gamma = 0 divides it by s (interpolation):
 
     h(theta_i) = (1 - gamma_i) theta_i / s + gamma_i theta_i.
 
-The paper defines gamma linear in r between alpha and beta (:func:`ramp_rotations`).
-The reference implementations (the YaRN repository, Hugging Face ``transformers``) ramp
-linearly in the pair index between bounds found from beta_fast and beta_slow, rounded
-outwards with floor and ceil (:func:`correction_range`, :func:`ramp_pair_index`). The
-methods ``"ntk_by_parts"`` and ``"yarn"`` follow the reference, so that they agree with
-deployed models; ``"llama3"`` is exactly the paper's form with alpha = 1, beta = 4.
+The paper defines gamma linear in r between alpha and beta
+(:func:`ramp_rotations`). The reference implementations (the YaRN
+repository, Hugging Face ``transformers``) ramp linearly in the pair index
+between bounds found from beta_fast and beta_slow, rounded outwards with
+floor and ceil (:func:`correction_range`, :func:`ramp_pair_index`). The
+methods ``"ntk_by_parts"`` and ``"yarn"`` follow the reference, so that
+they agree with deployed models; ``"llama3"`` is exactly the paper's form
+with alpha = 1, beta = 4.
 
-Everything is numpy float64. Option names are those of ``transformers``' rope parameters.
+Everything is numpy float64. Option names are those of ``transformers``'
+rope parameters.
 """
 
 from __future__ import annotations
@@ -36,10 +45,17 @@ import numbers
 
 import numpy as np
 
-from posenc._validation import as_float_array, check_even_positive_int, check_positive_float, check_positive_int
+from posenc._validation import (
+    as_float_array,
+    check_even_positive_int,
+    check_positive_float,
+    check_positive_int,
+)
 from posenc.sinusoidal import frequencies, wavelengths
 
-METHODS = ("none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn", "llama3")
+METHODS = (
+    "none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn", "llama3"
+)
 
 #: The options each method takes, with their defaults (None: "not given").
 OPTIONS: dict[str, dict[str, object]] = {
@@ -62,69 +78,108 @@ OPTIONS: dict[str, dict[str, object]] = {
 
 def _check_factor(factor: object) -> float:
     if isinstance(factor, bool) or not isinstance(factor, numbers.Real):
-        raise TypeError(f"factor must be a real number >= 1, got {factor!r} of type {type(factor).__name__}")
+        raise TypeError(
+            f"factor must be a real number >= 1, got {factor!r} "
+            f"of type {type(factor).__name__}"
+        )
     factor = float(factor)
     if not math.isfinite(factor) or factor < 1.0:
-        raise ValueError(f"factor must be a finite number >= 1 (the context is extended, not shrunk), got {factor}")
+        raise ValueError(
+            "factor must be a finite number >= 1 (the context is extended, "
+            f"not shrunk), got {factor}"
+        )
     return factor
 
 
 def _check_bool(value: object, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be True or False, got {value!r} "
+            f"of type {type(value).__name__}"
+        )
     return bool(value)
 
 
-# ------------------------------------------------------------------ per-pair quantities
+# ------------------------------------------------------- per-pair quantities
 
 
-def rotations_per_pair(dim: int, base: float = 10000.0, context_length: int = 2048) -> np.ndarray:
-    """Full turns r_i = L / lambda_i that pair i makes within the first L positions, shape (dim/2,).
+def rotations_per_pair(
+    dim: int, base: float = 10000.0, context_length: int = 2048
+) -> np.ndarray:
+    """Full turns r_i = L / lambda_i of pair i within L positions, (dim/2,).
 
-    YaRN paper, NTK-by-parts: r(d) = L / lambda_d, with lambda_i = 2 pi base**(2i/dim)
-    (:func:`posenc.wavelengths`) and L = ``context_length`` in positions. A pair with r < 1
-    never completes a turn in training; one with r > 32 has seen every angle many times.
+    YaRN paper, NTK-by-parts: r(d) = L / lambda_d, with
+    lambda_i = 2 pi base**(2i/dim) (:func:`posenc.wavelengths`) and
+    L = ``context_length`` in positions. A pair with r < 1 never completes
+    a turn in training; one with r > 32 has seen every angle many times.
     """
     context_length = check_positive_int(context_length, "context_length")
     return context_length / wavelengths(dim, base)
 
 
 def unseen_angle_pairs(
-    inv_freq: np.ndarray, dim: int, base: float, original_max_position: int, new_length: int
+    inv_freq: np.ndarray,
+    dim: int,
+    base: float,
+    original_max_position: int,
+    new_length: int,
 ) -> np.ndarray:
-    """Indices of the pairs that meet rotation angles they never met in training.
+    """Indices of the pairs that meet rotation angles not met in training.
 
-    Training at positions below L = ``original_max_position`` shows pair i the angles
-    [0, L theta_i]; if that is less than a full turn (r_i < 1) the rest of the circle is
-    new. With frequencies ``inv_freq`` (theta'_i) and positions below ``new_length`` the
-    pair reaches (new_length - 1) theta'_i. Returns the i with r_i < 1 and
-    (new_length - 1) theta'_i > L theta_i, as an int array. Position Interpolation to
-    new_length = s L returns none (its last position maps to L - 1/s).
+    Training uses positions 0 .. L - 1, L = ``original_max_position``, so
+    pair i meets the angles 0 .. (L - 1) theta_i. The convention here counts
+    the arc [0, L theta_i] as seen: up to one step past the last trained
+    position, so that Position Interpolation's fractional positions below L
+    count as seen. If that arc is less than a full turn (r_i < 1), the rest
+    of the circle is new. With frequencies ``inv_freq`` (theta'_i) and
+    positions below ``new_length`` the pair reaches
+    (new_length - 1) theta'_i. Returns the i with r_i < 1 and
+    (new_length - 1) theta'_i > L theta_i, as an int array. Position
+    Interpolation to new_length = s L returns none (its last position maps
+    to L - 1/s).
     """
     theta = frequencies(dim, base)
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.shape != theta.shape:
-        raise ValueError(f"inv_freq must have shape (dim/2,) = {theta.shape}, got {inv_freq.shape}")
-    original_max_position = check_positive_int(original_max_position, "original_max_position")
+        raise ValueError(
+            f"inv_freq must have shape (dim/2,) = {theta.shape}, "
+            f"got {inv_freq.shape}"
+        )
+    original_max_position = check_positive_int(
+        original_max_position, "original_max_position"
+    )
     new_length = check_positive_int(new_length, "new_length")
     trained_max = original_max_position * theta
     partial_turn = rotations_per_pair(dim, base, original_max_position) < 1
-    return np.flatnonzero(partial_turn & ((new_length - 1) * inv_freq > trained_max))
+    reached = (new_length - 1) * inv_freq
+    return np.flatnonzero(partial_turn & (reached > trained_max))
 
 
-def correction_dim(num_rotations: float, dim: int, base: float = 10000.0, original_max_position: int = 2048) -> float:
-    """The (fractional) pair index at which a pair makes exactly ``num_rotations`` turns in L.
+def correction_dim(
+    num_rotations: float,
+    dim: int,
+    base: float = 10000.0,
+    original_max_position: int = 2048,
+) -> float:
+    """The (fractional) pair index that makes ``num_rotations`` turns in L.
 
-    Solves L / lambda_i = n for i: i = dim * ln(L / (2 pi n)) / (2 ln base). It is the
-    inverse of :func:`rotations_per_pair` and may lie outside 0 .. dim/2 - 1.
+    Solves L / lambda_i = n for i: i = dim * ln(L / (2 pi n)) / (2 ln base).
+    It is the inverse of :func:`rotations_per_pair` and may lie outside
+    0 .. dim/2 - 1.
     """
     num_rotations = check_positive_float(num_rotations, "num_rotations")
     dim = check_even_positive_int(dim, "dim")
     base = check_positive_float(base, "base")
     if base == 1.0:
-        raise ValueError("base must differ from 1 (with base 1 every pair has the same wavelength)")
-    original_max_position = check_positive_int(original_max_position, "original_max_position")
-    return dim * math.log(original_max_position / (num_rotations * 2 * math.pi)) / (2 * math.log(base))
+        raise ValueError(
+            "base must differ from 1 "
+            "(with base 1 every pair has the same wavelength)"
+        )
+    original_max_position = check_positive_int(
+        original_max_position, "original_max_position"
+    )
+    log_argument = original_max_position / (num_rotations * 2 * math.pi)
+    return dim * math.log(log_argument) / (2 * math.log(base))
 
 
 def correction_range(
@@ -138,17 +193,22 @@ def correction_range(
 ) -> tuple[float, float]:
     """Pair-index bounds (low, high) of the reference YaRN ramp.
 
-    low is where pairs make ``beta_fast`` turns in L (faster pairs keep theta_i), high where
-    they make ``beta_slow`` turns (slower pairs are divided by s); see :func:`correction_dim`.
-    With ``truncate`` the bounds are rounded outwards, low = floor, high = ceil, as in the
-    YaRN repository. Both are then clamped to [0, dim - 1] exactly as the reference does:
-    note dim - 1, not dim/2 - 1, so a high beyond the last pair is kept (the ramp then never
-    reaches 1). Returns floats (whole numbers when ``truncate``).
+    low is where pairs make ``beta_fast`` turns in L (faster pairs keep
+    theta_i), high where they make ``beta_slow`` turns (slower pairs are
+    divided by s); see :func:`correction_dim`. With ``truncate`` the bounds
+    are rounded outwards, low = floor, high = ceil, as in the YaRN
+    repository. Both are then clamped to [0, dim - 1] exactly as the
+    reference does: note dim - 1, not dim/2 - 1, so a high beyond the last
+    pair is kept (gamma then never reaches 0: the last pair is not fully
+    interpolated). Returns floats (whole numbers when ``truncate``).
     """
     beta_fast = check_positive_float(beta_fast, "beta_fast")
     beta_slow = check_positive_float(beta_slow, "beta_slow")
     if beta_fast <= beta_slow:
-        raise ValueError(f"beta_fast must be larger than beta_slow, got beta_fast={beta_fast}, beta_slow={beta_slow}")
+        raise ValueError(
+            "beta_fast must be larger than beta_slow, got "
+            f"beta_fast={beta_fast}, beta_slow={beta_slow}"
+        )
     truncate = _check_bool(truncate, "truncate")
     low = correction_dim(beta_fast, dim, base, original_max_position)
     high = correction_dim(beta_slow, dim, base, original_max_position)
@@ -158,80 +218,106 @@ def correction_range(
 
 
 def ramp_pair_index(dim: int, low: float, high: float) -> np.ndarray:
-    """The reference ramp gamma_i, linear in the pair index i, shape (dim/2,).
+    """The reference ramp gamma_i, linear in the pair index i, (dim/2,).
 
-    gamma_i = 1 - clip((i - low) / (high - low), 0, 1): 1 (keep theta_i) for i <= low,
-    0 (divide by s) for i >= high. The reference's ``linear_ramp`` is 1 - gamma; like it,
-    ``high`` is nudged by 0.001 when low == high, and low > high is computed as written
-    (it arises only when low passes dim - 1, i.e. every pair makes more than beta_fast
-    turns; the reference then interpolates every pair, and so does this function).
+    gamma_i = 1 - clip((i - low) / (high - low), 0, 1): 1 (keep theta_i)
+    for i <= low, 0 (divide by s) for i >= high. The reference's
+    ``linear_ramp`` is 1 - gamma; like it, ``high`` is nudged by 0.001 when
+    low == high, and low > high is computed as written (it arises only when
+    low passes dim - 1, i.e. every pair makes more than beta_fast turns;
+    the reference then interpolates every pair, and so does this function).
     """
     dim = check_even_positive_int(dim, "dim")
     low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError(f"low and high must be finite, got low={low}, high={high}")
+        raise ValueError(
+            f"low and high must be finite, got low={low}, high={high}"
+        )
     if low == high:
         high += 0.001
     pair_index = np.arange(dim // 2, dtype=np.float64)
     return 1.0 - np.clip((pair_index - low) / (high - low), 0.0, 1.0)
 
 
-def ramp_rotations(rotations: np.ndarray, alpha: float, beta: float) -> np.ndarray:
-    """The paper's ramp gamma(r), linear in the number of rotations r, same shape as ``rotations``.
+def ramp_rotations(
+    rotations: np.ndarray, alpha: float, beta: float
+) -> np.ndarray:
+    """The paper's ramp gamma(r), linear in the rotations r; shape of r.
 
-    YaRN paper, NTK-by-parts: gamma(r) = 0 if r < alpha, 1 if r > beta, (r - alpha) / (beta - alpha)
-    otherwise. Llama 3.1 uses the same function with alpha = low_freq_factor, beta = high_freq_factor.
+    YaRN paper, NTK-by-parts: gamma(r) = 0 if r < alpha, 1 if r > beta,
+    (r - alpha) / (beta - alpha) otherwise. Llama 3.1 uses the same
+    function with alpha = low_freq_factor, beta = high_freq_factor.
     """
     rotations = as_float_array(rotations, "rotations")
     alpha = check_positive_float(alpha, "alpha")
     beta = check_positive_float(beta, "beta")
     if beta <= alpha:
-        raise ValueError(f"beta must be larger than alpha, got alpha={alpha}, beta={beta}")
+        raise ValueError(
+            f"beta must be larger than alpha, got alpha={alpha}, beta={beta}"
+        )
     return np.clip((rotations - alpha) / (beta - alpha), 0.0, 1.0)
 
 
-def blend_frequencies(inv_freq: np.ndarray, factor: float, gamma: np.ndarray) -> np.ndarray:
-    """h(theta_i) = (1 - gamma_i) theta_i / s + gamma_i theta_i, shape of ``inv_freq``.
+def blend_frequencies(
+    inv_freq: np.ndarray, factor: float, gamma: np.ndarray
+) -> np.ndarray:
+    """h(theta_i) = (1 - gamma_i) theta_i / s + gamma_i theta_i.
 
-    The NTK-by-parts rule of the YaRN paper: gamma = 1 keeps a frequency, gamma = 0
-    interpolates it (Position Interpolation), values between mix the two.
+    The NTK-by-parts rule of the YaRN paper, shape of ``inv_freq``:
+    gamma = 1 keeps a frequency, gamma = 0 interpolates it (Position
+    Interpolation), values between mix the two.
     """
     inv_freq = as_float_array(inv_freq, "inv_freq")
     factor = _check_factor(factor)
     gamma = as_float_array(gamma, "gamma")
     if gamma.shape != inv_freq.shape:
-        raise ValueError(f"gamma must have the shape of inv_freq {inv_freq.shape}, got {gamma.shape}")
+        raise ValueError(
+            f"gamma must have the shape of inv_freq {inv_freq.shape}, "
+            f"got {gamma.shape}"
+        )
     if np.any(gamma < 0) or np.any(gamma > 1):
         raise ValueError("gamma must lie in [0, 1]")
     return (1.0 - gamma) * inv_freq / factor + gamma * inv_freq
 
 
-# ------------------------------------------------------------------ bases and the attention factor
+# -------------------------------------------- bases and the attention factor
 
 
 def ntk_aware_base(base: float, dim: int, factor: float) -> float:
-    """NTK-aware base b' = b * s**(dim / (dim - 2)) (bloc97 2023; YaRN paper, NTK-aware).
+    """NTK-aware base b' = b * s**(dim / (dim - 2)).
 
-    The exponent makes the slowest pair, i = dim/2 - 1, exactly s times slower, while
-    pair 0 keeps theta_0 = 1. Needs dim >= 4 (with one pair there is nothing to spread).
+    bloc97 2023; YaRN paper, NTK-aware. The exponent makes the slowest
+    pair, i = dim/2 - 1, exactly s times slower, while pair 0 keeps
+    theta_0 = 1. Needs dim >= 4 (with one pair there is nothing to spread).
     """
     base = check_positive_float(base, "base")
     dim = check_even_positive_int(dim, "dim")
     if dim < 4:
-        raise ValueError(f"dim must be at least 4 for NTK-aware scaling (the exponent dim/(dim-2)), got {dim}")
+        raise ValueError(
+            "dim must be at least 4 for NTK-aware scaling "
+            f"(the exponent dim/(dim-2)), got {dim}"
+        )
     factor = _check_factor(factor)
     return base * factor ** (dim / (dim - 2))
 
 
-def dynamic_scale(factor: float, original_max_position: int, seq_len: int) -> float:
-    """The scale that transformers' dynamic NTK feeds into the NTK-aware base.
+def dynamic_scale(
+    factor: float, original_max_position: int, seq_len: int
+) -> float:
+    """The scale transformers' dynamic NTK feeds into the NTK-aware base.
 
-    s_dyn = factor * l / L - (factor - 1), l = max(seq_len, L), L = original_max_position.
-    It is 1 up to l = L and grows with slope factor / L after; with factor = 1 it is the
-    paper's dynamic s = max(1, l / L).
+    s_dyn = factor * l / L - (factor - 1), l = max(seq_len, L), with
+    L = original_max_position, which transformers reads from the config
+    field ``max_position_embeddings`` for this rope type. The formula is
+    emozilla's code in the YaRN repository
+    (scaled_rope/LlamaDynamicScaledRotaryEmbedding.py), which transformers
+    took over. It is 1 up to l = L and grows with slope factor / L after;
+    with factor = 1 it is the paper's dynamic s = max(1, l / L).
     """
     factor = _check_factor(factor)
-    original_max_position = check_positive_int(original_max_position, "original_max_position")
+    original_max_position = check_positive_int(
+        original_max_position, "original_max_position"
+    )
     seq_len = check_positive_int(seq_len, "seq_len")
     length = max(seq_len, original_max_position)
     return factor * length / original_max_position - (factor - 1)
@@ -240,8 +326,9 @@ def dynamic_scale(factor: float, original_max_position: int, seq_len: int) -> fl
 def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
     """sqrt(1/t) = 0.1 * mscale * ln(s) + 1 for s > 1, and 1 for s <= 1.
 
-    YaRN paper: the recommended attention temperature for LLaMA, sqrt(1/t) = 0.1 ln s + 1
-    (``mscale`` = 1). It multiplies cos and sin, so q.k logits scale by its square, 1/t.
+    YaRN paper: the recommended attention temperature for LLaMA,
+    sqrt(1/t) = 0.1 ln s + 1 (``mscale`` = 1). It multiplies cos and sin,
+    so q.k logits scale by its square, 1/t.
     """
     factor = check_positive_float(factor, "factor")
     mscale = check_positive_float(mscale, "mscale")
@@ -259,27 +346,34 @@ def yarn_attention_factor(
 ) -> float:
     """The number YaRN multiplies cos and sin by, as transformers chooses it.
 
-    ``attention_factor`` if given; else yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim)
-    when both are given (DeepSeek's convention); else yarn_mscale(s) = 0.1 ln s + 1.
-    Giving only one of mscale / mscale_all_dim, or them together with attention_factor,
-    is a ValueError: transformers would silently ignore them.
+    ``attention_factor`` if given; else
+    yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim) when both are
+    given (DeepSeek's convention); else yarn_mscale(s) = 0.1 ln s + 1.
+    Giving only one of mscale / mscale_all_dim, or them together with
+    attention_factor, is a ValueError: transformers would silently ignore
+    them.
     """
     factor = _check_factor(factor)
     if (mscale is None) != (mscale_all_dim is None):
         raise ValueError(
-            "mscale and mscale_all_dim must be given together (transformers ignores one without the other), "
+            "mscale and mscale_all_dim must be given together "
+            "(transformers ignores one without the other), "
             f"got mscale={mscale!r}, mscale_all_dim={mscale_all_dim!r}"
         )
     if attention_factor is not None:
         if mscale is not None:
-            raise ValueError("give either attention_factor or mscale/mscale_all_dim, not both")
+            raise ValueError(
+                "give either attention_factor or mscale/mscale_all_dim, "
+                "not both"
+            )
         return check_positive_float(attention_factor, "attention_factor")
     if mscale is not None:
-        return float(yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim))
+        numerator = yarn_mscale(factor, mscale)
+        return float(numerator / yarn_mscale(factor, mscale_all_dim))
     return yarn_mscale(factor)
 
 
-# ------------------------------------------------------------------ the contract
+# ------------------------------------------------------------- the contract
 
 
 def rope_scaling(
@@ -294,34 +388,50 @@ def rope_scaling(
 ) -> tuple[np.ndarray, float]:
     """Frequencies and attention factor of a RoPE context-extension method.
 
-    ``method``: one of :data:`METHODS`; ``dim``: even head dimension; ``base``: RoPE base;
-    ``factor``: s >= 1; ``original_max_position``: L, the trained context in positions;
-    ``seq_len``: current length, needed by (and only by) ``"dynamic"``; ``options``: those
-    in :data:`OPTIONS` for the method (beta_fast, beta_slow, truncate, mscale,
-    mscale_all_dim, attention_factor, low_freq_factor, high_freq_factor).
+    ``method``: one of :data:`METHODS`; ``dim``: even head dimension;
+    ``base``: RoPE base; ``factor``: s >= 1; ``original_max_position``: L,
+    the trained context in positions; ``seq_len``: current length, needed
+    by (and only by) ``"dynamic"``; ``options``: those in :data:`OPTIONS`
+    for the method (beta_fast, beta_slow, truncate, mscale, mscale_all_dim,
+    attention_factor, low_freq_factor, high_freq_factor).
 
-    Returns ``(inv_freq, attention_factor)``: inv_freq, shape (dim/2,), float64, in radians
-    per position; attention_factor multiplies cos and sin (q.k logits scale by its square)
-    and is 1.0 for every method but ``"yarn"``. Pass both to :func:`posenc.apply_rope`.
+    Returns ``(inv_freq, attention_factor)``: inv_freq, shape (dim/2,),
+    float64, in radians per position; attention_factor multiplies cos and
+    sin (q.k logits scale by its square) and is 1.0 for every method but
+    ``"yarn"``. Pass both to :func:`posenc.apply_rope`.
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     dim = check_even_positive_int(dim, "dim")
     base = check_positive_float(base, "base")
     factor = _check_factor(factor)
-    original_max_position = check_positive_int(original_max_position, "original_max_position")
+    original_max_position = check_positive_int(
+        original_max_position, "original_max_position"
+    )
     unknown = sorted(set(options) - set(OPTIONS[method]))
     if unknown:
         taken = sorted(OPTIONS[method]) or "no options"
-        raise ValueError(f"method {method!r} does not take the option(s) {unknown}; it takes {taken}")
+        raise ValueError(
+            f"method {method!r} does not take the option(s) {unknown}; "
+            f"it takes {taken}"
+        )
     if method == "dynamic":
         if seq_len is None:
-            raise ValueError("seq_len is required for method 'dynamic' (the current sequence length)")
+            raise ValueError(
+                "seq_len is required for method 'dynamic' "
+                "(the current sequence length)"
+            )
         seq_len = check_positive_int(seq_len, "seq_len")
     elif seq_len is not None:
-        raise ValueError(f"seq_len is only used by method 'dynamic', got seq_len={seq_len!r} for {method!r}")
+        raise ValueError(
+            "seq_len is only used by method 'dynamic', "
+            f"got seq_len={seq_len!r} for {method!r}"
+        )
     if method == "none" and factor != 1.0:
-        raise ValueError(f"method 'none' is plain RoPE and takes no factor, got factor={factor}")
+        raise ValueError(
+            "method 'none' is plain RoPE and takes no factor, "
+            f"got factor={factor}"
+        )
     settings = {**OPTIONS[method], **options}
 
     theta = frequencies(dim, base)
@@ -335,14 +445,20 @@ def rope_scaling(
         scale = dynamic_scale(factor, original_max_position, seq_len)
         return frequencies(dim, ntk_aware_base(base, dim, scale)), 1.0
     if method == "llama3":
-        low_freq_factor = check_positive_float(settings["low_freq_factor"], "low_freq_factor")
-        high_freq_factor = check_positive_float(settings["high_freq_factor"], "high_freq_factor")
+        low_freq_factor = check_positive_float(
+            settings["low_freq_factor"], "low_freq_factor"
+        )
+        high_freq_factor = check_positive_float(
+            settings["high_freq_factor"], "high_freq_factor"
+        )
         if high_freq_factor <= low_freq_factor:
             raise ValueError(
-                f"high_freq_factor must be larger than low_freq_factor, got {high_freq_factor} <= {low_freq_factor}"
+                "high_freq_factor must be larger than low_freq_factor, "
+                f"got {high_freq_factor} <= {low_freq_factor}"
             )
         rotations = rotations_per_pair(dim, base, original_max_position)
-        return blend_frequencies(theta, factor, ramp_rotations(rotations, low_freq_factor, high_freq_factor)), 1.0
+        gamma = ramp_rotations(rotations, low_freq_factor, high_freq_factor)
+        return blend_frequencies(theta, factor, gamma), 1.0
 
     # ntk_by_parts and yarn: the reference ramp in the pair index
     low, high = correction_range(
@@ -353,7 +469,8 @@ def rope_scaling(
         beta_slow=settings["beta_slow"],
         truncate=settings["truncate"],
     )
-    inv_freq = blend_frequencies(theta, factor, ramp_pair_index(dim, low, high))
+    gamma = ramp_pair_index(dim, low, high)
+    inv_freq = blend_frequencies(theta, factor, gamma)
     if method == "ntk_by_parts":
         return inv_freq, 1.0
     return inv_freq, yarn_attention_factor(
