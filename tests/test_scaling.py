@@ -22,6 +22,7 @@ from posenc.scaling import (
     ramp_pair_index,
     ramp_rotations,
     rotations_per_pair,
+    unseen_angle_pairs,
     yarn_attention_factor,
     yarn_mscale,
 )
@@ -267,6 +268,23 @@ def test_rotations_and_correction_dim_are_inverse():
     for turns in (0.5, 1.0, 32.0, 100.0):
         i = correction_dim(turns, dim, base, original)
         assert original / (2 * math.pi * base ** (2 * i / dim)) == pytest.approx(turns, rel=1e-12)
+
+
+def test_unseen_angle_pairs_by_method():
+    dim, base, original, s = 128, 1e4, 4096, 16
+    new_length = s * original
+    r = rotations_per_pair(dim, base, original)
+    partial = set(np.flatnonzero(r < 1).tolist())
+    assert set(unseen_angle_pairs(rope_inv_freq(dim, base), dim, base, original, original).tolist()) == set()
+    assert set(unseen_angle_pairs(rope_inv_freq(dim, base), dim, base, original, new_length).tolist()) == partial
+    for method in ("linear", "ntk_by_parts", "yarn", "llama3"):
+        inv_freq, _ = rope_scaling(method, dim, base=base, factor=s, original_max_position=original)
+        assert unseen_angle_pairs(inv_freq, dim, base, original, new_length).size == 0, method
+    ntk, _ = rope_scaling("ntk", dim, base=base, factor=s)
+    unseen = unseen_angle_pairs(ntk, dim, base, original, new_length)
+    # by hand: pair i with r_i < 1 is new when (sL - 1) theta_i s**(-2i/(dim-2)) > L theta_i
+    by_hand = [i for i in partial if (new_length - 1) * s ** (-2 * i / (dim - 2)) > original]
+    assert unseen.tolist() == sorted(by_hand) and 0 < unseen.size < len(partial)
 
 
 def test_correction_range_truncation_and_clamps():

@@ -89,6 +89,29 @@ def rotations_per_pair(dim: int, base: float = 10000.0, context_length: int = 20
     return context_length / wavelengths(dim, base)
 
 
+def unseen_angle_pairs(
+    inv_freq: np.ndarray, dim: int, base: float, original_max_position: int, new_length: int
+) -> np.ndarray:
+    """Indices of the pairs that meet rotation angles they never met in training.
+
+    Training at positions below L = ``original_max_position`` shows pair i the angles
+    [0, L theta_i]; if that is less than a full turn (r_i < 1) the rest of the circle is
+    new. With frequencies ``inv_freq`` (theta'_i) and positions below ``new_length`` the
+    pair reaches (new_length - 1) theta'_i. Returns the i with r_i < 1 and
+    (new_length - 1) theta'_i > L theta_i, as an int array. Position Interpolation to
+    new_length = s L returns none (its last position maps to L - 1/s).
+    """
+    theta = frequencies(dim, base)
+    inv_freq = as_float_array(inv_freq, "inv_freq")
+    if inv_freq.shape != theta.shape:
+        raise ValueError(f"inv_freq must have shape (dim/2,) = {theta.shape}, got {inv_freq.shape}")
+    original_max_position = check_positive_int(original_max_position, "original_max_position")
+    new_length = check_positive_int(new_length, "new_length")
+    trained_max = original_max_position * theta
+    partial_turn = rotations_per_pair(dim, base, original_max_position) < 1
+    return np.flatnonzero(partial_turn & ((new_length - 1) * inv_freq > trained_max))
+
+
 def correction_dim(num_rotations: float, dim: int, base: float = 10000.0, original_max_position: int = 2048) -> float:
     """The (fractional) pair index at which a pair makes exactly ``num_rotations`` turns in L.
 
