@@ -210,7 +210,7 @@ def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dic
     rng = np.random.default_rng([config.seed, 1])
     val = config.task.sample(np.random.default_rng([config.seed, 2]), config.val_sequences, config.train_length)
     rope = RopeSpec(original_max_position=config.train_length)
-    curve, reached, start = [], False, time.perf_counter()
+    curve, reached, start, cpu_start = [], False, time.perf_counter(), time.process_time()
     step = 0
     for step in range(1, config.max_steps + 1):
         _set_lr(optimizer, config.learning_rate * min(1.0, step / config.warmup_steps))
@@ -233,6 +233,7 @@ def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dic
         "steps": step,
         "reached_target": reached,
         "seconds": seconds,
+        "cpu_seconds": time.process_time() - cpu_start,
         "curve": curve,
         "parameters": model.num_parameters(),
         "digest": parameter_digest(model),
@@ -254,7 +255,7 @@ def finetune(base: TinyRopeTransformer, method: str, config: TrainConfig, log=pr
     val = config.task.sample(np.random.default_rng([config.seed, 4]), config.finetune_val_sequences, length)
     accuracy, val_loss = _accuracy_and_loss(model, val, rope)
     curve = [{"step": 0, "val_accuracy": accuracy, "val_loss": val_loss}]
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for step in range(1, config.finetune_steps + 1):
         _set_lr(optimizer, config.finetune_learning_rate * min(1.0, step / config.finetune_warmup_steps))
         batch = config.task.sample(rng, config.finetune_batch_size, length)
@@ -272,6 +273,7 @@ def finetune(base: TinyRopeTransformer, method: str, config: TrainConfig, log=pr
         "length": length,
         "factor": rope.factor,
         "seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu_start,
         "curve": curve,
         "digest": parameter_digest(model),
     }
@@ -302,7 +304,7 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
     """Train the base model and the fine-tunes; write checkpoints and ``train_log.json``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     base, base_log = train_base(config, log)
     save_checkpoint(base, checkpoint_path(directory, "base"))
     finetunes = {}
@@ -317,6 +319,7 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
         "base": base_log,
         "finetune": finetunes,
         "total_seconds": time.perf_counter() - started,
+        "total_cpu_seconds": time.process_time() - cpu_started,
     }
     (directory / TRAIN_LOG_FILE).write_text(json.dumps(log_data, indent=1) + "\n", encoding="utf-8")
     return log_data
@@ -497,18 +500,36 @@ def read_results(directory: Path) -> dict:
 
 
 def compare_runs(first: Path, second: Path) -> dict:
-    """What differs between two ``train`` runs: steps, seconds, weight digests, largest weight gap."""
+    """What differs between two ``train`` runs: steps, seconds, weight digests, largest weight gap,
+    and, if both directories were evaluated, how many answers and how much accuracy differ."""
     logs = [read_train_log(first), read_train_log(second)]
     report = {
         "base_steps": [log["base"]["steps"] for log in logs],
         "base_seconds": [log["base"]["seconds"] for log in logs],
         "total_seconds": [log["total_seconds"] for log in logs],
+        "total_cpu_seconds": [log["total_cpu_seconds"] for log in logs],
+        "finetune_digests_equal": {m: logs[0]["finetune"][m]["digest"] == logs[1]["finetune"][m]["digest"]
+                                   for m in FINETUNE_METHODS},
         "same_base_digest": logs[0]["base"]["digest"] == logs[1]["base"]["digest"],
         "models": {},
     }
     for name in ["base", *(f"finetune_{m}" for m in FINETUNE_METHODS)]:
         a, b = (load_checkpoint(checkpoint_path(d, name)).state_dict() for d in (first, second))
         report["models"][name] = max(float((a[key] - b[key]).abs().max()) for key in a)
+    if all((Path(d) / RESULTS_FILE).is_file() for d in (first, second)):
+        results = [read_results(first), read_results(second)]
+        pairs = list(zip(results[0]["cells"], results[1]["cells"]))
+        if len(pairs) != len(results[1]["cells"]) or any(
+            (x["model"], x["method"], x["length"]) != (y["model"], y["method"], y["length"]) for x, y in pairs
+        ):
+            raise ValueError("the two results files evaluate different cells")
+        report["answers_compared"] = sum(len(c["correct"]) for x, _ in pairs for c in x["chunks"])
+        report["answers_that_differ"] = sum(
+            sum(u != v for u, v in zip(cx["correct"], cy["correct"])) for x, y in pairs for cx, cy in zip(x["chunks"], y["chunks"])
+        )
+        report["largest_accuracy_difference"] = max(
+            abs(r0["accuracy"] - r1["accuracy"]) for r0, r1 in zip(summary_table(results[0]), summary_table(results[1]))
+        )
     return report
 
 
@@ -537,13 +558,17 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="compare two training runs")
     compare.add_argument("first", type=Path)
     compare.add_argument("second", type=Path)
+    compare.add_argument("--out", type=Path, default=None, help="also write the comparison to this JSON file")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "compare":
-        print(json.dumps(compare_runs(args.first, args.second), indent=1))
+        report = json.dumps(compare_runs(args.first, args.second), indent=1)
+        print(report)
+        if args.out is not None:
+            args.out.write_text(report + "\n", encoding="utf-8")
         return 0
     if args.command in ("train", "all"):
         torch.set_num_threads(args.threads)
