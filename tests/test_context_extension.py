@@ -255,9 +255,13 @@ def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
     config = ce.TrainConfig(train_length=16, batch_size=4, max_steps=3, eval_every=1, val_sequences=4,
                             target_accuracy=1.1, model=ModelConfig(vocab_size=12, d_model=16, num_heads=2, num_layers=1),
                             task=task)
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    first, log = ce.train_base(config, log=lambda *_: None)
-    second, log2 = ce.train_base(config, log=lambda *_: None)
+    try:
+        first, log = ce.train_base(config, log=lambda *_: None)
+        second, log2 = ce.train_base(config, log=lambda *_: None)
+    finally:
+        torch.set_num_threads(threads)
     assert log["steps"] == 3 and not log["reached_target"] and len(log["curve"]) == 3
     assert log["digest"] == log2["digest"] == ce.parameter_digest(second)
     path = tmp_path / "m.pt"
