@@ -1,0 +1,339 @@
+"""The context-extension experiment: task, model, attention against a reference, entropy, CLI, results.
+
+Fast, CPU only, no real training (a three-step run checks that training is seeded).
+"""
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import posenc  # noqa: E402
+from posenc.attention import attention_entropy  # noqa: E402
+from posenc.experiments import context_extension as ce  # noqa: E402
+from posenc.experiments.passkey import PasskeyTask  # noqa: E402
+from posenc.experiments.tiny_model import Attention, ModelConfig, RopeSpec, TinyRopeTransformer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = ROOT / ce.DEFAULT_DIR
+
+
+# ------------------------------------------------------------------ the task
+
+
+def test_task_is_seeded():
+    task = PasskeyTask()
+    a = task.sample(np.random.default_rng(5), 8, 64)
+    b = task.sample(np.random.default_rng(5), 8, 64)
+    c = task.sample(np.random.default_rng(6), 8, 64)
+    for name in ("tokens", "targets", "needle_positions", "distances"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert not np.array_equal(a.tokens, c.tokens)
+
+
+@pytest.mark.parametrize("length", [16, 17, 128, 300])
+def test_task_sequences_hold_what_the_docstring_says(length):
+    task = PasskeyTask(num_filler=10, num_markers=6, num_pairs=4)
+    batch = task.sample(np.random.default_rng(length), 50, length)
+    K = task.num_pairs
+    body = length - 2 * K
+    assert batch.tokens.shape == (50, length) and batch.tokens.dtype == np.int64
+    np.testing.assert_array_equal(batch.answer_positions, body + 2 * np.arange(K))
+    for row in range(50):
+        tokens = batch.tokens[row]
+        is_marker = tokens >= task.num_filler
+        # body: exactly K markers, distinct, each followed by a filler-range value
+        body_markers = np.flatnonzero(is_marker[:body])
+        assert len(body_markers) == K and len(set(tokens[body_markers])) == K
+        assert np.all(tokens[body_markers + 1] < task.num_filler)
+        assert np.all(body_markers + 1 < body)
+        # queries: marker, value, marker, value ...; each marker asked once
+        asked = tokens[batch.answer_positions]
+        assert sorted(asked) == sorted(tokens[body_markers])
+        np.testing.assert_array_equal(tokens[batch.answer_positions + 1], batch.targets[row])
+        for k in range(K):
+            needle = batch.needle_positions[row, k]
+            assert tokens[needle - 1] == asked[k]            # the marker sits right before the needle
+            assert tokens[needle] == batch.targets[row, k]   # the needle is the expected value
+            assert batch.distances[row, k] == batch.answer_positions[k] - needle >= 1
+    assert batch.tokens.max() < task.vocab_size and batch.tokens.min() >= 0
+
+
+def test_task_needles_cover_the_whole_body():
+    batch = PasskeyTask().sample(np.random.default_rng(0), 2000, 128)
+    assert batch.needle_positions.min() == 1 and batch.needle_positions.max() == 128 - 2 * 4 - 1
+
+
+def test_task_rejects_bad_input():
+    task = PasskeyTask()
+    with pytest.raises(ValueError, match="length"):
+        task.sample(np.random.default_rng(0), 2, 15)
+    with pytest.raises(TypeError, match="rng"):
+        task.sample(0, 2, 64)
+    with pytest.raises(ValueError, match="num_pairs"):
+        PasskeyTask(num_markers=2, num_pairs=3)
+    with pytest.raises(TypeError, match="batch_size"):
+        task.sample(np.random.default_rng(0), 2.0, 64)
+
+
+# ------------------------------------------------------------------ the model
+
+
+def small_model(seed=0, **sizes):
+    torch.manual_seed(seed)
+    return TinyRopeTransformer(ModelConfig(**sizes)).eval()
+
+
+def test_model_shapes_and_size():
+    model = small_model()
+    tokens = torch.randint(0, 72, (3, 40))
+    assert model(tokens).shape == (3, 40, 72)
+    assert model(tokens, rows=[5, 39]).shape == (3, 2, 72)
+    assert model.num_parameters() < 1_000_000
+    assert model.num_parameters() == sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("method,factor", [("none", 1.0), ("linear", 4.0), ("dynamic", 2.0), ("yarn", 8.0)])
+def test_logits_at_rows_equal_the_full_forward(method, factor):
+    model = small_model()
+    tokens = torch.randint(0, 72, (2, 64))
+    rope = RopeSpec(method, factor, original_max_position=16)
+    rows = np.array([0, 7, 50, 63])
+    with torch.no_grad():
+        torch.testing.assert_close(model(tokens, rope, rows=rows), model(tokens, rope)[:, rows], rtol=1e-5, atol=1e-5)
+
+
+def test_model_rejects_bad_input():
+    model = small_model()
+    with pytest.raises(TypeError, match="tokens"):
+        model(torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="rows"):
+        model(torch.zeros(2, 5, dtype=torch.int64), rows=[3, 1])
+    with pytest.raises(ValueError, match="rows"):
+        model(torch.zeros(2, 5, dtype=torch.int64), rows=[5])
+    with pytest.raises(TypeError, match="rope"):
+        model(torch.zeros(2, 5, dtype=torch.int64), "yarn")
+    with pytest.raises(ValueError, match="method"):
+        RopeSpec("rope")
+    with pytest.raises(ValueError, match="head_dim"):
+        ModelConfig(d_model=12, num_heads=4)
+    with pytest.raises(ValueError, match="vocab_size"):
+        ce.TrainConfig(model=ModelConfig(vocab_size=10))
+
+
+def reference_attention(attention: Attention, x: np.ndarray, inv_freq, attention_factor, rows=None) -> np.ndarray:
+    """The same layer written with posenc's numpy functions: projections, apply_rope, softmax attention."""
+    weight = attention.qkv.weight.detach().double().numpy()
+    w_out = attention.out.weight.detach().double().numpy()
+    heads, head_dim = attention.num_heads, attention.head_dim
+    d_model = x.shape[-1]
+    seq = x.shape[1]
+    positions = np.arange(seq)
+    outputs = []
+    for b in range(x.shape[0]):
+        per_head = []
+        for h in range(heads):
+            cols = slice(h * head_dim, (h + 1) * head_dim)
+            q = x[b] @ weight[:d_model][cols].T
+            k = x[b] @ weight[d_model : 2 * d_model][cols].T
+            v = x[b] @ weight[2 * d_model :][cols].T
+            rope = {"inv_freq": inv_freq, "attention_factor": attention_factor, "layout": "half"}
+            q, k = posenc.apply_rope(q, positions, **rope), posenc.apply_rope(k, positions, **rope)
+            out, _ = posenc.scaled_dot_product_attention(q, k, v, causal=True)
+            per_head.append(out)
+        outputs.append(np.concatenate(per_head, axis=-1) @ w_out.T)
+    outputs = np.stack(outputs)
+    return outputs if rows is None else outputs[:, rows]
+
+
+@pytest.mark.parametrize("method", ["none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn"])
+def test_attention_matches_a_reference_with_apply_rope(method):
+    model = small_model(seed=1).double()
+    attention = model.blocks[0].attention
+    seq = 48
+    rope = RopeSpec(method, 1.0 if method == "none" else 3.0, original_max_position=16)
+    inv_freq, factor = rope.frequencies(model.config.head_dim, model.config.rope_base, seq)
+    x = np.random.default_rng(2).normal(size=(2, seq, model.config.d_model))
+    rows = np.array([3, 20, 47])
+    with torch.no_grad():
+        full = attention(torch.from_numpy(x), np.arange(seq), inv_freq, factor).numpy()
+        some = attention(torch.from_numpy(x), np.arange(seq), inv_freq, factor, rows=rows).numpy()
+    expected = reference_attention(attention, x, inv_freq, factor)
+    np.testing.assert_allclose(full, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(some, expected[:, rows], rtol=1e-10, atol=1e-12)
+
+
+def test_rope_spec_hands_rope_scalings_output_to_the_model():
+    spec = ce.rope_spec("yarn", 4, 128)
+    inv_freq, factor = spec.frequencies(16, 500.0, 512)
+    expected = posenc.rope_scaling("yarn", 16, base=500.0, factor=4.0, original_max_position=128)
+    np.testing.assert_array_equal(inv_freq, expected[0])
+    assert factor == expected[1] == pytest.approx(0.1 * math.log(4) + 1)
+    assert ce.rope_spec("none", 8, 128).factor == 1.0
+    # dynamic at s x L with factor s: NTK scale s*s - s + 1, as the book says
+    for s in (2, 4, 8):
+        dynamic, _ = ce.rope_spec("dynamic", s, 128).frequencies(16, 500.0, s * 128)
+        ntk, _ = posenc.rope_scaling("ntk", 16, base=500.0, factor=float(s * s - s + 1), original_max_position=128)
+        np.testing.assert_allclose(dynamic, ntk, rtol=1e-14)
+
+
+def test_attention_factor_scales_the_logits_by_its_square():
+    model = small_model(seed=3).double()
+    tokens = torch.randint(0, 72, (1, 30))
+    plain, scaled = [], []
+    with torch.no_grad():
+        model(tokens, RopeSpec("ntk_by_parts", 2.0, original_max_position=16), capture=plain)
+        model(tokens, RopeSpec("yarn", 2.0, original_max_position=16, options=(("attention_factor", 1.5),)), capture=scaled)
+    q0, k0 = plain[0]
+    q1, k1 = scaled[0]
+    torch.testing.assert_close(q1 @ k1.transpose(-1, -2), 2.25 * (q0 @ k0.transpose(-1, -2)), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ entropy
+
+
+def test_answer_entropy_matches_a_loop_over_rows():
+    task = PasskeyTask()
+    batch = task.sample(np.random.default_rng(0), 2, 40)
+    model = small_model(seed=4)
+    capture = []
+    with torch.no_grad():
+        ce.answer_logits(model, batch, RopeSpec("yarn", 2.0, original_max_position=20), capture)
+    entropy = ce.answer_entropy(capture, batch)
+    assert entropy.shape == (2, 2, 4, 4)  # (layers, batch, heads, K)
+    q_all, k = capture[0]
+    for b in range(2):
+        for h in range(4):
+            for j, row in enumerate(batch.answer_positions):
+                q = q_all[b, h, row].double()
+                scores = [float(q @ k[b, h, n].double()) / math.sqrt(16) for n in range(row + 1)]
+                top = max(scores)
+                weights = [math.exp(s - top) for s in scores]
+                total = sum(weights)
+                expected = -sum(w / total * math.log(w / total) for w in weights)
+                assert entropy[0, b, h, j] == pytest.approx(expected, rel=1e-9)
+    # the last layer recorded only the answer rows; same computation
+    assert capture[1][0].shape[-2] == 4
+    assert np.all(entropy <= np.log(batch.answer_positions + 1)[None, None, None, :] + 1e-9)
+    assert attention_entropy(np.full(5, 0.2)) == pytest.approx(math.log(5))
+
+
+# ------------------------------------------------------------------ plan, summaries, training, checkpoints, CLI
+
+
+def test_evaluation_plan_covers_every_method_and_length():
+    plan = ce.evaluation_plan(ce.TrainConfig(), ce.EvalConfig())
+    base = [c for c in plan if c["model"] == "base"]
+    assert len(base) == 1 + 3 * len(ce.METHODS)
+    assert {(c["method"], c["length"], c["factor"]) for c in base if c["length"] == 512} == {
+        (m, 512, 1.0 if m == "none" else 4.0) for m in ce.METHODS}
+    tuned = [c for c in plan if c["model"] != "base"]
+    assert {c["length"] for c in tuned} == {128, 512, 1024}
+    assert all(c["factor"] == (1.0 if c["method"] == "none" else 4.0) for c in tuned)
+
+
+def test_summarize_cell_counts_answers_beyond_L():
+    cell = {"model": "base", "method": "none", "length": 256, "factor": 1.0, "chunks": [
+        {"chunk": 0, "correct": "1100", "loss_sum": 2.0, "entropy_sum": [4.0, 8.0], "entropy_count": 4},
+        {"chunk": 1, "correct": "1011", "loss_sum": 6.0, "entropy_sum": [4.0, 0.0], "entropy_count": 4}]}
+    distances = np.array([10, 200, 128, 127, 5, 130, 250, 1])
+    row = ce.summarize_cell(cell, 128, distances)
+    assert row["accuracy"] == 5 / 8 and row["answers_beyond"] == 4
+    assert row["accuracy_beyond"] == 2 / 4 and row["accuracy_within"] == 3 / 4
+    assert row["loss"] == 1.0 and row["entropy_layer0"] == 1.0 and row["entropy_layer1"] == 1.0
+    with pytest.raises(ValueError, match="distances"):
+        ce.summarize_cell(cell, 128, distances[:3])
+
+
+def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
+    task = PasskeyTask(num_filler=8, num_markers=4, num_pairs=2)
+    config = ce.TrainConfig(train_length=16, batch_size=4, max_steps=3, eval_every=1, val_sequences=4,
+                            target_accuracy=1.1, model=ModelConfig(vocab_size=12, d_model=16, num_heads=2, num_layers=1),
+                            task=task)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        first, log = ce.train_base(config, log=lambda *_: None)
+        second, log2 = ce.train_base(config, log=lambda *_: None)
+    finally:
+        torch.set_num_threads(threads)
+    assert log["steps"] == 3 and not log["reached_target"] and len(log["curve"]) == 3
+    assert log["digest"] == log2["digest"] == ce.parameter_digest(second)
+    path = tmp_path / "m.pt"
+    ce.save_checkpoint(first, path)
+    loaded = ce.load_checkpoint(path)
+    tokens = torch.randint(0, 12, (2, 16))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(tokens), first.eval()(tokens), rtol=0, atol=0)
+
+
+def test_cli_parses_every_command():
+    parser = ce.build_parser()
+    args = parser.parse_args(["train", "--dir", "x", "--seed", "3", "--threads", "1"])
+    assert (args.command, args.dir, args.seed, args.threads) == ("train", Path("x"), 3, 1)
+    args = parser.parse_args(["evaluate", "--chunks", "2"])
+    assert (args.command, args.dir, args.chunks, args.eval_threads) == ("evaluate", ce.DEFAULT_DIR, 2, 1)
+    assert parser.parse_args(["all"]).threads == 2
+    assert parser.parse_args(["compare", "a", "b"]).second == Path("b")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["fit"])
+    result = subprocess.run([sys.executable, "-m", "posenc.experiments.context_extension", "--help"],
+                            capture_output=True, text=True, check=True)
+    assert "evaluate" in result.stdout and "train" in result.stdout
+
+
+def test_importing_the_experiments_package_does_not_import_torch():
+    code = "import sys, posenc, posenc.experiments, posenc.experiments.passkey; print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ the committed checkpoints and results
+
+
+def test_committed_checkpoints_are_small():
+    files = sorted(COMMITTED.glob("*.pt"))
+    assert [f.name for f in files] == sorted(f"{name}.pt" for name in ["base", *(f"finetune_{m}" for m in ce.FINETUNE_METHODS)])
+    assert sum(f.stat().st_size for f in files) < 3_000_000
+
+
+def test_committed_results_match_a_fresh_evaluation_of_one_chunk():
+    results = ce.read_results(COMMITTED)
+    eval_config = ce.EvalConfig(**{**results["eval_config"], "multiples": tuple(results["eval_config"]["multiples"])})
+    cells = [{"model": "base", "method": "yarn", "factor": 2.0, "length": 256},
+             {"model": "base", "method": "dynamic", "factor": 2.0, "length": 256},
+             {"model": "finetune_yarn", "method": "yarn", "factor": 4.0, "length": 128}]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(results["threads"])
+    try:
+        fresh = ce.evaluate_all(COMMITTED, eval_config, chunks=[0], cells=cells, log=lambda *_: None)
+    finally:
+        torch.set_num_threads(threads)
+    for cell in fresh["cells"]:
+        stored = ce.find_cell(results, cell["model"], cell["method"], cell["length"])
+        assert stored["factor"] == cell["factor"]
+        assert stored["chunks"][0]["correct"] == cell["chunks"][0]["correct"]
+        assert stored["chunks"][0]["loss_sum"] == pytest.approx(cell["chunks"][0]["loss_sum"], rel=1e-6)
+        np.testing.assert_allclose(stored["chunks"][0]["entropy_sum"], cell["chunks"][0]["entropy_sum"], rtol=1e-6)
+    # every cell of the plan is in the file, with every chunk
+    train_config = ce.TrainConfig.from_dict(results["train_config"])
+    assert [(c["model"], c["method"], c["length"]) for c in results["cells"]] == [
+        (c["model"], c["method"], c["length"]) for c in ce.evaluation_plan(train_config, eval_config)]
+    assert all(len(c["chunks"]) == eval_config.num_chunks for c in results["cells"])
+
+
+def test_summary_csv_is_the_summary_of_the_results():
+    import csv
+
+    rows = ce.summary_table(ce.read_results(COMMITTED))
+    with open(COMMITTED / ce.SUMMARY_FILE, encoding="utf-8") as handle:
+        stored = list(csv.DictReader(handle))
+    assert len(rows) == len(stored)
+    for row, line in zip(rows, stored):
+        assert (line["model"], line["method"], int(line["length"])) == (row["model"], row["method"], row["length"])
+        assert float(line["accuracy"]) == pytest.approx(row["accuracy"], abs=1e-6)
