@@ -44,6 +44,8 @@ def test_fast_kernel_is_taken_and_matches_float64_numpy(layout, dtype):
     np.testing.assert_allclose(result.double().numpy(), reference(x, positions, layout), atol=TOLERANCE[dtype], rtol=0)
     elementwise = rotate_pairs_elementwise(x, cos, sin, layout)
     torch.testing.assert_close(rotate_pairs(x, cos, sin, layout), elementwise, atol=TOLERANCE[dtype], rtol=0)
+    if layout == "half":   # every product rounded as in the formula: the same bits
+        assert torch.equal(rotate_pairs(x, cos, sin, layout), elementwise)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -76,6 +78,7 @@ def test_memory_that_cannot_be_viewed_as_complex_falls_back_for_interleaved_only
             result = apply_rope(x, positions, layout=layout)
             assert result.shape == x.shape and result.is_contiguous()
             np.testing.assert_allclose(result.double().numpy(), reference(x, positions, layout), atol=2e-6, rtol=0)
+        assert torch.equal(rotate_pairs(x, cos, sin, "half"), rotate_pairs_elementwise(x, cos, sin, "half"))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -208,4 +211,7 @@ def test_fast_kernels_equal_the_reference_formula_on_random_shapes(batch, seq, h
     cos, sin = cos_sin(positions, dim, dtype)
     result = rotate_pairs(x, cos, sin, layout)
     assert result.shape == x.shape and result.dtype == dtype and result.is_contiguous()
-    torch.testing.assert_close(result, rotate_pairs_elementwise(x, cos, sin, layout), atol=TOLERANCE[dtype], rtol=0)
+    expected = rotate_pairs_elementwise(x, cos, sin, layout)
+    torch.testing.assert_close(result, expected, atol=TOLERANCE[dtype], rtol=0)
+    if layout == "half":
+        assert torch.equal(result, expected)

@@ -12,18 +12,18 @@ same rotations with fewer passes:
 * ``"complex-autograd"``: the same multiplication without ``out=``, so
   gradients flow.
 * ``"half-out"``: for pairs ``(x[i], x[i + dim/2])`` one product
-  ``x * [cos, cos]`` fills a fresh output and two in-place ``addcmul_`` add
-  ``-b sin`` and ``a sin`` to its halves. ``out=`` and in-place writes into a
-  new tensor do not record gradients, so this kernel runs only when no input
-  needs one.
+  ``x * [cos, cos]`` fills a fresh output, then ``b sin`` is subtracted from
+  its first half and ``a sin`` added to its second, through one half-size
+  temporary. ``out=`` and in-place writes into a new tensor do not record
+  gradients, so this kernel runs only when no input needs one.
 * ``"elementwise"``: anything else (float16/bfloat16, tensors whose memory
   cannot be viewed as complex, cos/sin of another dtype or device, tensor
   subclasses, torch.func transforms, forward-mode AD, autograd for the half
   layout) uses the reference formula, unchanged.
 
 Every kernel returns a new contiguous tensor of x's shape, dtype and device,
-equal to the reference formula up to float rounding. :func:`choose_kernel`
-says which one runs.
+equal to the reference formula up to float rounding; ``"half-out"`` and the
+fallback equal it bit for bit. :func:`choose_kernel` says which one runs.
 """
 
 from __future__ import annotations
@@ -170,18 +170,23 @@ def rotate_interleaved_complex_autograd(
 def rotate_half_preallocated(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 ) -> torch.Tensor:
-    """Half-layout RoPE in three passes over a fresh contiguous output.
+    """Half-layout RoPE in five passes into a fresh contiguous output.
 
     ``x``: (..., seq, dim) float32/float64, any strides; ``cos``, ``sin``:
-    broadcast against (..., seq, dim/2). With a = x[..., :h] and
-    b = x[..., h:]: out = x * [cos, cos], then out[..., :h] -= b sin and
-    out[..., h:] += a sin. No autograd.
+    broadcast against (..., seq, dim/2). No autograd. With a = x[..., :h]
+    and b = x[..., h:]: out = x * [cos, cos], then out[..., :h] -= b sin
+    and out[..., h:] += a sin, each product rounded before it is added, as
+    in the reference formula, so the result is the same bit for bit.
+    (``addcmul_`` would save two passes, but it fuses multiply and add into
+    one rounding and changes the last bit.)
     """
     h = x.shape[-1] // 2
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     torch.mul(x, _doubled(cos), out=out)
-    out[..., :h].addcmul_(x[..., h:], sin, value=-1)
-    out[..., h:].addcmul_(x[..., :h], sin)
+    product = x[..., h:] * sin
+    out[..., :h].sub_(product)
+    torch.mul(x[..., :h], sin, out=product)
+    out[..., h:].add_(product)
     return out
 
 
