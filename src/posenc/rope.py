@@ -165,20 +165,37 @@ def apply_rope(
     theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
     attention_factor = check_positive_float(attention_factor, "attention_factor")
     angles = rope_angles(positions, theta)  # float64, (seq, dim/2)
-    cos, sin = np.cos(angles) * attention_factor, np.sin(angles) * attention_factor
-
     if is_torch:
-        import torch
+        cos, sin = _torch_cos_sin(angles, attention_factor, x)
+        return rotate_pairs(x, cos, sin, layout)
+    cos = np.cos(angles) * attention_factor
+    sin = np.sin(angles) * attention_factor
+    return rotate_pairs(x, cos.astype(x.dtype), sin.astype(x.dtype), layout)
 
-        if x.dtype in (torch.float32, torch.float64):
-            # cast in numpy: the same rounding, and no torch threads to wake
-            numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
-            cos, sin = cos.astype(numpy_dtype), sin.astype(numpy_dtype)
-        cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
-        sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
-    else:
-        cos, sin = cos.astype(x.dtype), sin.astype(x.dtype)
-    return rotate_pairs(x, cos, sin, layout)
+
+def _torch_cos_sin(
+    angles: np.ndarray, attention_factor: float, x: Any
+) -> tuple[Any, Any]:
+    """attention_factor * cos and sin of float64 angles, in x's dtype and device.
+
+    torch evaluates cos and sin in float64 (vectorized: a few times faster
+    than numpy; the two agree to one unit in the last float64 place). The
+    casts to float32 or float64 happen in numpy: the same rounding as
+    torch's, without waking torch's threads for a small table.
+    """
+    import torch
+
+    table = torch.from_numpy(angles)
+    cos, sin = torch.cos(table).numpy(), torch.sin(table).numpy()
+    if attention_factor != 1.0:
+        cos, sin = cos * attention_factor, sin * attention_factor
+    if x.dtype in (torch.float32, torch.float64):
+        numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
+        cos = cos.astype(numpy_dtype, copy=False)
+        sin = sin.astype(numpy_dtype, copy=False)
+    cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
+    sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
+    return cos, sin
 
 
 def rotate_pairs(
