@@ -14,7 +14,7 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: book test unit nbval strict-build browser serve notebooks clean
+.PHONY: book test unit nbval strict-build browser serve notebooks bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,12 @@ notebooks: $(STAMP)
 		$(BIN)/jupyter-execute --inplace --timeout=600 --kernel_name=python3 "$$nb" || exit 1; \
 	done
 	$(BIN)/nbstripout --keep-output --keep-count --keep-id $(NOTEBOOKS)
+
+# Times RoPE implementations side by side and prints ratios (a minute or two; never run by the tests).
+# Rewrites benchmarks/rope_results.json, the run the performance appendix quotes: re-execute
+# book/appendix_performance.ipynb afterwards, whose assertions check that its text still fits the run.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/rope.py --output benchmarks/rope_results.json
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
