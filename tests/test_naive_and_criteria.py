@@ -29,8 +29,18 @@ def test_digit_encoding_reconstructs_the_position():
 def test_uniqueness():
     assert criteria.min_pairwise_distance(naive.integer_position, 50) == pytest.approx(1.0)
     assert criteria.min_pairwise_distance(sinusoidal_16, 1000) > 0.5
-    # A code with one period collides: sin and cos of p with frequency 2 pi repeat every position.
+    # A constant code collides everywhere.
     assert criteria.min_pairwise_distance(lambda n: np.ones((n, 2)), 10) == 0.0
+
+
+def test_uniqueness_sees_exact_and_tiny_collisions_in_large_codes():
+    rng = np.random.default_rng(0)
+    codes = rng.normal(size=(40, 129)) * 1e3
+    codes[7] = codes[31]                                  # an exact duplicate
+    assert criteria.min_pairwise_distance(lambda n: codes[:n], 40) == 0.0
+    near = rng.normal(size=(40, 16)) * 1e3
+    near[5] = near[20] + 4e-6                             # 4e-6 * sqrt(16) apart
+    assert criteria.min_pairwise_distance(lambda n: near[:n], 40) == pytest.approx(1.6e-5, rel=1e-3)
 
 
 def test_offset_distances():

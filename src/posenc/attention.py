@@ -32,9 +32,74 @@ def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def causal_mask(num_positions: int) -> np.ndarray:
-    """Boolean (num_positions, num_positions) mask, True where query m may see key n, i.e. n <= m."""
+    """Boolean (n, n) mask, True where query m may see key n: n <= m."""
     num_positions = check_positive_int(num_positions, "num_positions")
     return np.tril(np.ones((num_positions, num_positions), dtype=bool))
+
+
+def _check_qkv(
+    query: object, key: object, value: object
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Float64 copies of query, key, value after checking their shapes."""
+    named = {"query": query, "key": key, "value": value}
+    query, key, value = (as_float_array(v, n) for n, v in named.items())
+    for name, array in (("query", query), ("key", key), ("value", value)):
+        if array.ndim < 2:
+            raise ValueError(
+                f"{name} must have shape (..., seq, dim) with at least 2 "
+                f"dimensions, got shape {array.shape}")
+    shapes = f"{query.shape}, {key.shape}, {value.shape}"
+    if not (query.ndim == key.ndim == value.ndim):
+        raise ValueError(
+            "query, key and value must have the same number of "
+            f"dimensions, got shapes {shapes}")
+    if not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
+        raise ValueError(
+            "query, key and value must have the same leading (batch) "
+            f"dimensions, got shapes {shapes}")
+    if key.shape[-1] != query.shape[-1]:
+        raise ValueError(
+            f"key must have the same last dimension d_k as query "
+            f"({query.shape[-1]}), got shape {key.shape}")
+    if value.shape[-2] != key.shape[-2]:
+        raise ValueError(
+            f"value must have as many rows as key ({key.shape[-2]}), "
+            f"got shape {value.shape}")
+    if min(query.shape[-2], key.shape[-2], query.shape[-1]) == 0:
+        raise ValueError(
+            "query and key must have at least one position and one feature")
+    return query, key, value
+
+
+def _allowed_keys(
+    mask: object, causal: object, num_queries: int, num_keys: int
+) -> np.ndarray:
+    """Boolean (n_q, n_k): which keys each query may see."""
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {causal!r}")
+    allowed = np.ones((num_queries, num_keys), dtype=bool)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise TypeError(
+                "mask must be a boolean array (True = may attend), "
+                f"got dtype {mask.dtype}")
+        if mask.shape != (num_queries, num_keys):
+            raise ValueError(
+                "mask must have shape (n_q, n_k) = "
+                f"{(num_queries, num_keys)}, got {mask.shape}")
+        allowed &= mask
+    if causal:
+        if num_queries != num_keys:
+            raise ValueError(
+                "causal=True needs as many queries as keys, "
+                f"got {num_queries} and {num_keys}")
+        allowed &= causal_mask(num_queries)
+    if not np.all(allowed.any(axis=-1)):
+        rows = np.flatnonzero(~allowed.any(axis=-1)).tolist()
+        raise ValueError(
+            f"mask leaves query rows {rows} with no key to attend to")
+    return allowed
 
 
 def scaled_dot_product_attention(
@@ -45,58 +110,17 @@ def scaled_dot_product_attention(
     mask: np.ndarray | None = None,
     causal: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(Q Kᵀ / sqrt(d_k)) V, returning ``(outputs, weights)``.
+    """softmax(Q Kᵀ / sqrt(d_k)) V (Vaswani et al. eq. 1) and the weights.
 
-    query: (..., n_q, d_k); key: (..., n_k, d_k); value: (..., n_k, d_v), same leading dims.
-    mask: optional boolean (n_q, n_k), True where a query may attend to a key.
-    causal: if True, query m sees keys 0..m only (needs n_q == n_k); combined with ``mask``.
-    Returns outputs (..., n_q, d_v) and weights (..., n_q, n_k), each row of weights sums to 1.
+    query (..., n_q, d_k), key (..., n_k, d_k), value (..., n_k, d_v),
+    same leading dims. mask: optional boolean (n_q, n_k), True where a
+    query may attend to a key. causal: query m sees keys 0..m only.
+    Returns outputs (..., n_q, d_v) and weights (..., n_q, n_k).
     """
-    query = as_float_array(query, "query")
-    key = as_float_array(key, "key")
-    value = as_float_array(value, "value")
-    for name, array in (("query", query), ("key", key), ("value", value)):
-        if array.ndim < 2:
-            raise ValueError(f"{name} must have shape (..., seq, dim) with at least 2 dimensions, got shape {array.shape}")
-    if not (query.ndim == key.ndim == value.ndim):
-        raise ValueError(
-            f"query, key and value must have the same number of dimensions, got shapes "
-            f"{query.shape}, {key.shape}, {value.shape}"
-        )
-    if not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
-        raise ValueError(
-            f"query, key and value must have the same leading (batch) dimensions, got shapes "
-            f"{query.shape}, {key.shape}, {value.shape}"
-        )
-    if key.shape[-1] != query.shape[-1]:
-        raise ValueError(f"key must have the same last dimension d_k as query ({query.shape[-1]}), got shape {key.shape}")
-    if value.shape[-2] != key.shape[-2]:
-        raise ValueError(f"value must have as many rows as key ({key.shape[-2]}), got shape {value.shape}")
-    if query.shape[-2] == 0 or key.shape[-2] == 0 or query.shape[-1] == 0:
-        raise ValueError("query and key must have at least one position and one feature")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be a bool, got {causal!r}")
-
-    num_queries, num_keys = query.shape[-2], key.shape[-2]
-    allowed = np.ones((num_queries, num_keys), dtype=bool)
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != bool:
-            raise TypeError(f"mask must be a boolean array (True = may attend), got dtype {mask.dtype}")
-        if mask.shape != (num_queries, num_keys):
-            raise ValueError(f"mask must have shape (n_q, n_k) = {(num_queries, num_keys)}, got {mask.shape}")
-        allowed &= mask
-    if causal:
-        if num_queries != num_keys:
-            raise ValueError(f"causal=True needs as many queries as keys, got {num_queries} and {num_keys}")
-        allowed &= causal_mask(num_queries)
-    if not np.all(allowed.any(axis=-1)):
-        rows = np.flatnonzero(~allowed.any(axis=-1)).tolist()
-        raise ValueError(f"mask leaves query rows {rows} with no key to attend to")
-
+    query, key, value = _check_qkv(query, key, value)
+    allowed = _allowed_keys(mask, causal, query.shape[-2], key.shape[-2])
     scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(query.shape[-1])
-    scores = np.where(allowed, scores, -np.inf)
-    weights = softmax(scores, axis=-1)
+    weights = softmax(np.where(allowed, scores, -np.inf), axis=-1)
     return weights @ value, weights
 
 
@@ -117,7 +141,8 @@ def self_attention(
     tokens = as_float_array(tokens, "tokens")
     if tokens.ndim < 2:
         raise ValueError(
-            f"tokens must have shape (..., seq, d_model), got {tokens.shape}")
+            "tokens must have shape (..., seq, d_model), "
+            f"got {tokens.shape}")
     d_model = tokens.shape[-1]
     named = {"w_query": w_query, "w_key": w_key, "w_value": w_value}
     projections = []

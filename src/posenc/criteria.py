@@ -24,15 +24,18 @@ def _encode(encode: Encoder, num_positions: int) -> np.ndarray:
 
 
 def min_pairwise_distance(encode: Encoder, num_positions: int) -> float:
-    """Smallest Euclidean distance between the codes of two different positions (0 = a collision)."""
+    """Smallest Euclidean distance between the codes of two different positions (0 = a collision).
+
+    Differences are taken row against row (not through the Gram identity
+    |a|^2 + |b|^2 - 2 a.b, whose cancellation hides small distances and
+    reports exact duplicates as non-zero), so an exact collision gives 0.
+    """
     num_positions = check_positive_int(num_positions, "num_positions")
     if num_positions < 2:
         raise ValueError("num_positions must be at least 2 to compare two positions")
     codes = _encode(encode, num_positions)
-    squared_norms = np.sum(codes**2, axis=1)
-    squared = squared_norms[:, None] + squared_norms[None, :] - 2.0 * codes @ codes.T
-    np.fill_diagonal(squared, np.inf)
-    return float(np.sqrt(max(np.min(squared), 0.0)))
+    return float(min(np.min(np.linalg.norm(codes[row + 1:] - codes[row], axis=1))
+                     for row in range(num_positions - 1)))
 
 
 def offset_distances(encode: Encoder, num_positions: int, offset: int = 1) -> np.ndarray:
