@@ -36,26 +36,28 @@ def test_task_is_seeded():
     assert not np.array_equal(a.tokens, c.tokens)
 
 
-@pytest.mark.parametrize("length", [16, 17, 128, 300])
+@pytest.mark.parametrize("length", [14, 17, 128, 300])
 def test_task_sequences_hold_what_the_docstring_says(length):
-    task = PasskeyTask(num_filler=10, num_markers=6, num_pairs=4)
+    task = PasskeyTask(num_filler=10, num_values=5, num_markers=60, num_pairs=4, decoy_spacing=8)
     batch = task.sample(np.random.default_rng(length), 50, length)
     K = task.num_pairs
-    body = length - 2 * K
+    body = length - K
+    needles = K + (length - K) // 8
     assert batch.tokens.shape == (50, length) and batch.tokens.dtype == np.int64
-    np.testing.assert_array_equal(batch.answer_positions, body + 2 * np.arange(K))
+    np.testing.assert_array_equal(batch.answer_positions, body + np.arange(K))
     for row in range(50):
         tokens = batch.tokens[row]
-        is_marker = tokens >= task.num_filler
-        # body: exactly K markers, distinct, each followed by a filler-range value
+        is_marker = tokens >= task.first_marker
+        assert np.array_equal(task.is_value(tokens), (tokens >= 10) & (tokens < 15))
+        # body: the asked needles and the decoys, every marker distinct and followed by a value
         body_markers = np.flatnonzero(is_marker[:body])
-        assert len(body_markers) == K and len(set(tokens[body_markers])) == K
-        assert np.all(tokens[body_markers + 1] < task.num_filler)
+        assert len(body_markers) == needles and len(set(tokens[body_markers])) == needles
+        assert np.all(task.is_value(tokens[body_markers + 1]))
+        assert task.is_value(tokens).sum() == needles  # values appear only after markers
         assert np.all(body_markers + 1 < body)
-        # queries: marker, value, marker, value ...; each marker asked once
+        # queries: K distinct body markers, no values shown
         asked = tokens[batch.answer_positions]
-        assert sorted(asked) == sorted(tokens[body_markers])
-        np.testing.assert_array_equal(tokens[batch.answer_positions + 1], batch.targets[row])
+        assert np.all(is_marker[body:]) and len(set(asked)) == K and set(asked) <= set(tokens[body_markers])
         for k in range(K):
             needle = batch.needle_positions[row, k]
             assert tokens[needle - 1] == asked[k]            # the marker sits right before the needle
@@ -64,19 +66,33 @@ def test_task_sequences_hold_what_the_docstring_says(length):
     assert batch.tokens.max() < task.vocab_size and batch.tokens.min() >= 0
 
 
-def test_task_needles_cover_the_whole_body():
-    batch = PasskeyTask().sample(np.random.default_rng(0), 2000, 128)
-    assert batch.needle_positions.min() == 1 and batch.needle_positions.max() == 128 - 2 * 4 - 1
+def test_task_distances_cover_the_stated_range():
+    task = PasskeyTask()
+    batch = task.sample(np.random.default_rng(0), 4000, 128)
+    assert (batch.distances.min(), batch.distances.max()) == task.distance_range(128) == (1, 126)
+    assert batch.needle_positions.min() == 1 and batch.needle_positions.max() == 128 - 4 - 1
+
+
+def test_task_decoys_keep_their_density_and_need_their_own_markers():
+    task = PasskeyTask()
+    assert [task.num_decoys(n) for n in (128, 256, 512, 1024)] == [15, 31, 63, 127]
+    assert task.max_length() == 1131 and task.vocab_size == 272
+    task.sample(np.random.default_rng(0), 1, task.max_length())
+    with pytest.raises(ValueError, match="length must be at most 1131"):
+        task.sample(np.random.default_rng(0), 1, task.max_length() + 1)
 
 
 def test_task_rejects_bad_input():
     task = PasskeyTask()
     with pytest.raises(ValueError, match="length"):
-        task.sample(np.random.default_rng(0), 2, 15)
+        task.sample(np.random.default_rng(0), 2, 13)
+    assert PasskeyTask().min_length() == 14
     with pytest.raises(TypeError, match="rng"):
         task.sample(0, 2, 64)
     with pytest.raises(ValueError, match="num_pairs"):
         PasskeyTask(num_markers=2, num_pairs=3)
+    with pytest.raises(ValueError, match="decoy_spacing"):
+        PasskeyTask(decoy_spacing=2)
     with pytest.raises(TypeError, match="batch_size"):
         task.sample(np.random.default_rng(0), 2.0, 64)
 
@@ -92,8 +108,10 @@ def small_model(seed=0, **sizes):
 def test_model_shapes_and_size():
     model = small_model()
     tokens = torch.randint(0, 72, (3, 40))
-    assert model(tokens).shape == (3, 40, 72)
-    assert model(tokens, rows=[5, 39]).shape == (3, 2, 72)
+    vocab = model.config.vocab_size
+    assert vocab == PasskeyTask().vocab_size == 272
+    assert model(tokens).shape == (3, 40, vocab)
+    assert model(tokens, rows=[5, 39]).shape == (3, 2, vocab)
     assert model.num_parameters() < 1_000_000
     assert model.num_parameters() == sum(p.numel() for p in model.parameters())
 
@@ -175,11 +193,27 @@ def test_rope_spec_hands_rope_scalings_output_to_the_model():
     np.testing.assert_array_equal(inv_freq, expected[0])
     assert factor == expected[1] == pytest.approx(0.1 * math.log(4) + 1)
     assert ce.rope_spec("none", 8, 128).factor == 1.0
-    # dynamic at s x L with factor s: NTK scale s*s - s + 1, as the book says
-    for s in (2, 4, 8):
-        dynamic, _ = ce.rope_spec("dynamic", s, 128).frequencies(16, 500.0, s * 128)
-        ntk, _ = posenc.rope_scaling("ntk", 16, base=500.0, factor=float(s * s - s + 1), original_max_position=128)
+    # dynamic in the paper's form: s = l' / L for l' tokens read, i.e. NTK-aware scaling with that s
+    assert ce.rope_spec("dynamic", 8, 128).factor == 1.0
+    for seen in (100, 256, 300, 1024):
+        dynamic, _ = ce.rope_spec("dynamic", 8, 128).frequencies(16, 500.0, seen)
+        ntk, _ = posenc.rope_scaling("ntk", 16, base=500.0, factor=max(1.0, seen / 128), original_max_position=128)
         np.testing.assert_allclose(dynamic, ntk, rtol=1e-14)
+
+
+def test_dynamic_answers_each_query_with_the_tokens_read_so_far():
+    task = PasskeyTask()
+    batch = task.sample(np.random.default_rng(1), 2, 60)
+    model = small_model(seed=5)
+    rope = ce.rope_spec("dynamic", 1, 16)
+    with torch.no_grad():
+        logits = ce.answer_logits(model, batch, rope)
+        for k, row in enumerate(batch.answer_positions):
+            ntk = RopeSpec("ntk", (row + 1) / 16, original_max_position=16)
+            expected = model(torch.from_numpy(batch.tokens[:, : row + 1]), ntk)[:, -1]
+            torch.testing.assert_close(logits[:, k], expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="capture"):
+        ce.answer_logits(model, batch, rope, capture=[])
 
 
 def test_attention_factor_scales_the_logits_by_its_square():
@@ -231,29 +265,38 @@ def test_evaluation_plan_covers_every_method_and_length():
     base = [c for c in plan if c["model"] == "base"]
     assert len(base) == 1 + 3 * len(ce.METHODS)
     assert {(c["method"], c["length"], c["factor"]) for c in base if c["length"] == 512} == {
-        (m, 512, 1.0 if m == "none" else 4.0) for m in ce.METHODS}
-    tuned = [c for c in plan if c["model"] != "base"]
-    assert {c["length"] for c in tuned} == {128, 512, 1024}
-    assert all(c["factor"] == (1.0 if c["method"] == "none" else 4.0) for c in tuned)
+        (m, 512, 1.0 if m in ("none", "dynamic") else 4.0) for m in ce.METHODS}
+    tuned = [(c["model"], c["method"], c["factor"], c["length"]) for c in plan if c["model"] != "base"]
+    assert len(tuned) == len(set(tuned))
+    for multiple in (1, 2, 4, 8):
+        length = multiple * 128
+        assert ("finetune_none", "none", 1.0, length) in tuned
+        for method in ("linear", "yarn"):
+            # with the factor it was tuned with, and with s chosen for the length
+            assert {f for m, me, f, n in tuned if (me, n) == (method, length)} == {4.0, float(multiple)}
 
 
-def test_summarize_cell_counts_answers_beyond_L():
+def test_summarize_cell_counts_answers_beyond_the_trained_distances():
+    config = ce.TrainConfig()
+    assert ce.trained_distances(config) == (1, 126)
     cell = {"model": "base", "method": "none", "length": 256, "factor": 1.0, "chunks": [
         {"chunk": 0, "correct": "1100", "loss_sum": 2.0, "entropy_sum": [4.0, 8.0], "entropy_count": 4},
         {"chunk": 1, "correct": "1011", "loss_sum": 6.0, "entropy_sum": [4.0, 0.0], "entropy_count": 4}]}
-    distances = np.array([10, 200, 128, 127, 5, 130, 250, 1])
-    row = ce.summarize_cell(cell, 128, distances)
+    distances = np.array([10, 200, 127, 126, 5, 130, 250, 1])
+    row = ce.summarize_cell(cell, config, distances)
     assert row["accuracy"] == 5 / 8 and row["answers_beyond"] == 4
     assert row["accuracy_beyond"] == 2 / 4 and row["accuracy_within"] == 3 / 4
     assert row["loss"] == 1.0 and row["entropy_layer0"] == 1.0 and row["entropy_layer1"] == 1.0
     with pytest.raises(ValueError, match="distances"):
-        ce.summarize_cell(cell, 128, distances[:3])
+        ce.summarize_cell(cell, config, distances[:3])
+    without_entropy = {**cell, "chunks": [{k: v for k, v in c.items() if not k.startswith("entropy")} for c in cell["chunks"]]}
+    assert math.isnan(ce.summarize_cell(without_entropy, config, distances)["entropy_layer0"])
 
 
 def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
-    task = PasskeyTask(num_filler=8, num_markers=4, num_pairs=2)
+    task = PasskeyTask(num_filler=8, num_values=4, num_markers=4, num_pairs=2)
     config = ce.TrainConfig(train_length=16, batch_size=4, max_steps=3, eval_every=1, val_sequences=4,
-                            target_accuracy=1.1, model=ModelConfig(vocab_size=12, d_model=16, num_heads=2, num_layers=1),
+                            target_accuracy=1.1, model=ModelConfig(vocab_size=16, d_model=16, num_heads=2, num_layers=1),
                             task=task)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -267,17 +310,19 @@ def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
     path = tmp_path / "m.pt"
     ce.save_checkpoint(first, path)
     loaded = ce.load_checkpoint(path)
-    tokens = torch.randint(0, 12, (2, 16))
+    tokens = torch.randint(0, 16, (2, 16))
     with torch.no_grad():
         torch.testing.assert_close(loaded(tokens), first.eval()(tokens), rtol=0, atol=0)
 
 
 def test_cli_parses_every_command():
     parser = ce.build_parser()
-    args = parser.parse_args(["train", "--dir", "x", "--seed", "3", "--threads", "1"])
-    assert (args.command, args.dir, args.seed, args.threads) == ("train", Path("x"), 3, 1)
+    args = parser.parse_args(["train", "--dir", "x", "--seeds", "3", "7", "--threads", "1"])
+    assert (args.command, args.dir, args.seeds, args.threads) == ("train", Path("x"), [3, 7], 1)
     args = parser.parse_args(["evaluate", "--chunks", "2"])
     assert (args.command, args.dir, args.chunks, args.eval_threads) == ("evaluate", ce.DEFAULT_DIR, 2, 1)
+    assert args.seeds == list(ce.DEFAULT_SEEDS) == [0, 1, 2, 3, 4]
+    assert ce.DEFAULT_DIR == ROOT / "book" / "data" / "context_extension"
     assert parser.parse_args(["all"]).threads == 2
     assert parser.parse_args(["compare", "a", "b"]).second == Path("b")
     with pytest.raises(SystemExit):

@@ -1,26 +1,30 @@
-"""Context extension, measured: train a tiny RoPE model at length L, then stretch it. Imports torch.
+"""Context extension, measured: train tiny RoPE models at length L, then stretch them. Imports torch.
 
 The experiment behind the book's page on context extension, and its command line::
 
-    python -m posenc.experiments.context_extension train     # base model, then three fine-tunes
+    python -m posenc.experiments.context_extension train     # per seed: base model, then three fine-tunes
     python -m posenc.experiments.context_extension evaluate  # every method at 1x..8x L -> results
     python -m posenc.experiments.context_extension all       # both
     python -m posenc.experiments.context_extension compare A B   # two training runs side by side
+
+For each seed (default :data:`DEFAULT_SEEDS`; the seed decides initial weights, batches and
+validation sets):
 
 1. **Train** :class:`~posenc.experiments.tiny_model.TinyRopeTransformer` on the passkey task
    (:mod:`posenc.experiments.passkey`) at ``L = train_length`` tokens with plain RoPE, and
    stop once accuracy on a fixed validation set reaches ``target_accuracy``.
 2. **Extend without training**: evaluate the same weights at 1x, 2x, 4x and 8x L with each
    method of :func:`posenc.rope_scaling`. Static methods get ``factor = s = length / L``;
-   ``"dynamic"`` gets the same factor and ``seq_len = length`` (transformers' dynamic NTK in
-   one forward pass over the whole sequence, scale s*s - s + 1).
+   ``"dynamic"`` is the paper's dynamic scaling, s = l' / L for the l' tokens read so far.
 3. **Fine-tune** copies of the base model at 4x L for the same number of steps with
-   ``"none"``, ``"linear"`` and ``"yarn"`` (s = 4), on identical batches.
+   ``"none"``, ``"linear"`` and ``"yarn"`` (s = 4), on identical batches; evaluate them at
+   every length both with s = 4 and with s re-chosen as length / L.
 4. **Entropy** of the attention rows that must find the needle, from the same forward passes.
 
 Evaluation data are drawn chunk by chunk from ``np.random.default_rng([eval_seed, length,
-chunk])``: every method sees the same sequences, and a prefix of the chunks reproduces the
-same numbers as the full run. Results keep per-chunk raw counts, so any slice can be checked.
+chunk])``: every method and seed sees the same sequences, and a prefix of the chunks
+reproduces the same numbers as the full run. Results keep per-chunk raw counts, so any
+slice can be checked.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +54,13 @@ METHODS = ("none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn")
 FINETUNE_METHODS = ("none", "linear", "yarn")
 #: Evaluation lengths as multiples of the training length.
 MULTIPLES = (1, 2, 4, 8)
-DEFAULT_DIR = Path("book/data/context_extension")
+#: The seeds the book's runs use (``train`` and ``evaluate`` default to them).
+DEFAULT_SEEDS = (0, 1, 2, 3, 4)
+#: The book's data, found from this file (src/posenc/experiments/ -> the repository root).
+DEFAULT_DIR = Path(__file__).resolve().parents[3] / "book" / "data" / "context_extension"
+#: Measured on this project's 2-core machine; shown by ``--help``.
+TRAIN_TIME_NOTE = "about TODO min for the five default seeds on 2 cores"
+EVAL_TIME_NOTE = "about TODO min for five seeds"
 RESULTS_FILE = "results.json"
 SUMMARY_FILE = "results.csv"
 TRAIN_LOG_FILE = "train_log.json"
@@ -115,11 +125,13 @@ def rope_spec(method: str, factor: float, train_length: int) -> RopeSpec:
 
     ``original_max_position = train_length``, every other option at the defaults of
     :func:`posenc.rope_scaling` (beta_fast 32, beta_slow 1, YaRN's attention factor
-    0.1 ln s + 1). ``"none"`` ignores ``factor`` (plain RoPE). ``"dynamic"`` receives
-    ``seq_len`` = the length of each sequence from the model's forward pass. Without
-    training the experiment uses s = length / L; a fine-tuned model keeps the s it was tuned with.
+    0.1 ln s + 1). ``"none"`` ignores ``factor`` (plain RoPE). ``"dynamic"`` is the paper's
+    dynamic scaling, s = max(1, l' / L) for a model that has read l' tokens: in
+    transformers' formula that is factor 1 with ``seq_len = l'``, so it ignores ``factor``
+    too and :func:`answer_logits` hands each answer its own l'.
     """
-    return RopeSpec(method=method, factor=1.0 if method == "none" else float(factor), original_max_position=train_length)
+    fixed = method in ("none", "dynamic")
+    return RopeSpec(method=method, factor=1.0 if fixed else float(factor), original_max_position=train_length)
 
 
 def eval_batch(task: PasskeyTask, eval_config: EvalConfig, length: int, chunk: int) -> PasskeyBatch:
@@ -129,9 +141,18 @@ def eval_batch(task: PasskeyTask, eval_config: EvalConfig, length: int, chunk: i
 
 
 def answer_logits(model: TinyRopeTransformer, batch: PasskeyBatch, rope: RopeSpec, capture: list | None = None) -> torch.Tensor:
-    """Logits (B, K, vocab) at the query markers of ``batch``, where the values must be predicted."""
+    """Logits (B, K, vocab) at the query markers of ``batch``, where the values must be predicted.
+
+    For ``"dynamic"`` each query marker at position r is answered by a pass over the r + 1
+    tokens read so far, with s = (r + 1) / L, as a model that rescales at every step does;
+    ``capture`` is not supported there.
+    """
     tokens = torch.from_numpy(batch.tokens)
-    return model(tokens, rope, rows=batch.answer_positions, capture=capture)
+    if rope.method != "dynamic":
+        return model(tokens, rope, rows=batch.answer_positions, capture=capture)
+    if capture is not None:
+        raise ValueError("capture is not supported for rope.method 'dynamic' (one pass per answer)")
+    return torch.cat([model(tokens[:, : row + 1], rope, rows=[row]) for row in batch.answer_positions.tolist()], dim=1)
 
 
 def answer_loss(logits: torch.Tensor, batch: PasskeyBatch, reduction: str = "mean") -> torch.Tensor:
@@ -341,42 +362,48 @@ def evaluate_cell(
     chunks: range | list[int],
 ) -> list[dict]:
     """Raw counts per chunk: which answers were right (a '0'/'1' string, in (sequence, query)
-    order), the summed loss (nats) and the summed attention entropy per layer (nats)."""
+    order), the summed loss (nats) and the summed attention entropy per layer (nats; not
+    recorded for ``"dynamic"``, whose answers come from separate passes)."""
     out = []
     with torch.inference_mode():
         for chunk in chunks:
             batch = eval_batch(task, eval_config, length, chunk)
-            capture: list = []
+            capture: list | None = None if rope.method == "dynamic" else []
             logits = answer_logits(model, batch, rope, capture)
             correct = (logits.argmax(-1).numpy() == batch.targets).reshape(-1)
-            entropy = answer_entropy(capture, batch)  # (layers, B, heads, K)
-            out.append({
+            counts = {
                 "chunk": chunk,
                 "correct": "".join("1" if c else "0" for c in correct),
                 "loss_sum": float(answer_loss(logits, batch, "sum")),
-                "entropy_sum": [float(layer.sum()) for layer in entropy],
-                "entropy_count": int(entropy[0].size),
-            })
+            }
+            if capture is not None:
+                entropy = answer_entropy(capture, batch)  # (layers, B, heads, K)
+                counts["entropy_sum"] = [float(layer.sum()) for layer in entropy]
+                counts["entropy_count"] = int(entropy[0].size)
+            out.append(counts)
     return out
 
 
 def evaluation_plan(train_config: TrainConfig, eval_config: EvalConfig) -> list[dict]:
-    """Every (model, method, length) cell of the experiment, in a fixed order.
+    """Every (model, method, factor, length) cell of the experiment for one seed, in a fixed order.
 
     The base model at 1x L once (every method equals plain RoPE at s = 1), at the other
-    multiples with every method and s = multiple; each fine-tuned model with its method and
-    the s it was tuned with, at 1x, its fine-tune length and 8x (if those are in ``multiples``).
+    multiples with every method and s = multiple. Each fine-tuned model at every multiple
+    with its method twice: with the s it was tuned with, and with s re-chosen as the
+    multiple (once where the two agree; ``"none"`` once).
     """
     train_length = train_config.train_length
     plan = []
     for multiple in eval_config.multiples:
         methods = ("none",) if multiple == 1 else METHODS
-        plan += [{"model": "base", "method": method, "factor": 1.0 if method == "none" else float(multiple),
+        plan += [{"model": "base", "method": method, "factor": rope_spec(method, multiple, train_length).factor,
                   "length": multiple * train_length} for method in methods]
     tuned = train_config.finetune_multiple
-    for multiple in (m for m in eval_config.multiples if m in (1, tuned, max(eval_config.multiples))):
-        plan += [{"model": f"finetune_{method}", "method": method, "factor": 1.0 if method == "none" else float(tuned),
-                  "length": multiple * train_length} for method in FINETUNE_METHODS]
+    for multiple in eval_config.multiples:
+        for method in FINETUNE_METHODS:
+            factors = sorted({rope_spec(method, s, train_length).factor for s in (tuned, multiple)})
+            plan += [{"model": f"finetune_{method}", "method": method, "factor": factor,
+                      "length": multiple * train_length} for factor in factors]
     return plan
 
 
@@ -388,7 +415,7 @@ def evaluate_all(
     cells: list[dict] | None = None,
     log=print,
 ) -> dict:
-    """Evaluate the checkpoints in ``directory`` on every cell of :func:`evaluation_plan`.
+    """Evaluate the checkpoints of one seed in ``directory`` on every cell of :func:`evaluation_plan`.
 
     ``chunks``: which chunks (default all ``num_chunks``); ``cells``: a subset of the plan.
     Returns the results dictionary that ``evaluate`` writes (see :func:`write_results`).
@@ -405,9 +432,9 @@ def evaluate_all(
         rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
         counts = evaluate_cell(models[cell["model"]], rope, train_config.task, eval_config, cell["length"], chunks)
         results.append({**cell, "chunks": counts})
-        summary = summarize_cell(results[-1], train_config.train_length, _distances(train_config, eval_config, cell["length"], chunks))
-        log(f"{cell['model']:16s} {cell['method']:12s} {cell['length']:5d}: accuracy {summary['accuracy']:.4f}  "
-            f"beyond L {summary['accuracy_beyond']:.4f}  ({time.perf_counter() - start:.0f} s)")
+        summary = summarize_cell(results[-1], train_config, _distances(train_config, eval_config, cell["length"], chunks))
+        log(f"seed {train_config.seed} {cell['model']:16s} {cell['method']:12s} s={cell['factor']:g} {cell['length']:5d}: "
+            f"accuracy {summary['accuracy']:.4f}  beyond L {summary['accuracy_beyond']:.4f}  ({time.perf_counter() - start:.0f} s)")
     return {
         "train_config": train_config.to_dict(),
         "eval_config": eval_config.to_dict(),
@@ -422,48 +449,66 @@ def _distances(train_config: TrainConfig, eval_config: EvalConfig, length: int, 
     return np.concatenate([eval_batch(train_config.task, eval_config, length, c).distances.reshape(-1) for c in chunks])
 
 
+def configs_of(results: dict) -> tuple[TrainConfig, EvalConfig]:
+    """The training and evaluation configurations a results dictionary was made with."""
+    eval_config = results["eval_config"]
+    return TrainConfig.from_dict(results["train_config"]), EvalConfig(**{**eval_config, "multiples": tuple(eval_config["multiples"])})
+
+
 def cell_distances(results: dict, length: int) -> np.ndarray:
     """Distances (tokens) of every answer of a results cell at ``length``, in the order of ``correct``."""
-    return _distances(TrainConfig.from_dict(results["train_config"]), EvalConfig(**{
-        **results["eval_config"], "multiples": tuple(results["eval_config"]["multiples"])}), length, results["chunks"])
+    return _distances(*configs_of(results), length, results["chunks"])
 
 
-def summarize_cell(cell: dict, train_length: int, distances: np.ndarray) -> dict:
-    """Accuracy, accuracy on needles at distance >= L (and < L), mean loss and entropy per layer."""
-    correct = np.array([c == "1" for chunk in cell["chunks"] for c in chunk["correct"]])
+def trained_distances(config: TrainConfig) -> tuple[int, int]:
+    """The smallest and largest needle distance training at L can produce ("within L")."""
+    return config.task.distance_range(config.train_length)
+
+
+def cell_correct(cell: dict) -> np.ndarray:
+    """Booleans, one per answer of ``cell``, in (chunk, sequence, query) order."""
+    return np.array([c == "1" for chunk in cell["chunks"] for c in chunk["correct"]])
+
+
+def summarize_cell(cell: dict, config: TrainConfig, distances: np.ndarray) -> dict:
+    """Accuracy over all needles, beyond the distances training produced and within them,
+    mean loss, and mean entropy per layer (NaN where not recorded)."""
+    correct = cell_correct(cell)
     if correct.shape != distances.shape:
         raise ValueError(f"distances must have one entry per answer ({correct.size}), got {distances.shape}")
-    beyond = distances >= train_length
+    beyond = distances > trained_distances(config)[1]
     count = correct.size
-    entropy_count = sum(chunk["entropy_count"] for chunk in cell["chunks"])
-    layers = len(cell["chunks"][0]["entropy_sum"])
+    recorded = [chunk for chunk in cell["chunks"] if "entropy_sum" in chunk]
+    entropy_count = sum(chunk["entropy_count"] for chunk in recorded)
     return {
+        "seed": config.seed,
         "model": cell["model"],
         "method": cell["method"],
-        "length": cell["length"],
         "factor": cell["factor"],
+        "length": cell["length"],
         "answers": int(count),
         "accuracy": float(correct.mean()),
         "answers_beyond": int(beyond.sum()),
         "accuracy_beyond": float(correct[beyond].mean()) if beyond.any() else float("nan"),
         "accuracy_within": float(correct[~beyond].mean()),
         "loss": sum(chunk["loss_sum"] for chunk in cell["chunks"]) / count,
-        **{f"entropy_layer{layer}": sum(chunk["entropy_sum"][layer] for chunk in cell["chunks"]) / entropy_count
-           for layer in range(layers)},
+        **{f"entropy_layer{layer}": (sum(chunk["entropy_sum"][layer] for chunk in recorded) / entropy_count
+                                     if recorded else float("nan"))
+           for layer in range(config.model.num_layers)},
     }
 
 
 def summary_table(results: dict) -> list[dict]:
-    """One :func:`summarize_cell` row per cell of ``results``."""
-    train_length = results["train_config"]["train_length"]
+    """One :func:`summarize_cell` row per cell of ``results`` (one seed)."""
+    config = configs_of(results)[0]
     distances = {length: cell_distances(results, length) for length in {cell["length"] for cell in results["cells"]}}
-    return [summarize_cell(cell, train_length, distances[cell["length"]]) for cell in results["cells"]]
+    return [summarize_cell(cell, config, distances[cell["length"]]) for cell in results["cells"]]
 
 
 def accuracy_by_distance(results: dict, cell: dict, bin_width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bin starts, answers per bin, accuracy per bin) of one cell, bins [k w, (k+1) w) in distance."""
     distances = cell_distances(results, cell["length"])
-    correct = np.array([c == "1" for chunk in cell["chunks"] for c in chunk["correct"]], dtype=float)
+    correct = cell_correct(cell).astype(float)
     bins = distances // bin_width
     num_bins = cell["length"] // bin_width
     counts = np.bincount(bins, minlength=num_bins)[:num_bins]
@@ -472,63 +517,95 @@ def accuracy_by_distance(results: dict, cell: dict, bin_width: int) -> tuple[np.
         return np.arange(num_bins) * bin_width, counts, np.where(counts > 0, hits / np.maximum(counts, 1), np.nan)
 
 
-def find_cell(results: dict, model: str, method: str, length: int) -> dict:
-    """The cell of ``results`` for (model, method, length); KeyError if it was not evaluated."""
-    for cell in results["cells"]:
-        if (cell["model"], cell["method"], cell["length"]) == (model, method, length):
-            return cell
-    raise KeyError(f"no cell for model={model!r}, method={method!r}, length={length}")
+def find_cell(results: dict, model: str, method: str, length: int, factor: float | None = None) -> dict:
+    """The cell of ``results`` for (model, method, length) and, where a model was run with two
+    factors, ``factor``; KeyError if it was not evaluated or is ambiguous."""
+    found = [cell for cell in results["cells"] if (cell["model"], cell["method"], cell["length"]) == (model, method, length)
+             and (factor is None or cell["factor"] == float(factor))]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} cells for model={model!r}, method={method!r}, length={length}, factor={factor}")
+    return found[0]
 
 
 def write_results(directory: Path, results: dict) -> None:
-    """``results.json`` (raw per-chunk counts) and ``results.csv`` (the summary table)."""
-    directory = Path(directory)
-    (directory / RESULTS_FILE).write_text(json.dumps(results, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
-    rows = summary_table(results)
-    with open(directory / SUMMARY_FILE, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({key: f"{value:.6f}" if isinstance(value, float) else value for key, value in row.items()})
+    """``results.json`` (raw per-chunk counts) of one seed in ``directory``."""
+    (Path(directory) / RESULTS_FILE).write_text(json.dumps(results, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 def read_results(directory: Path) -> dict:
     return json.loads((Path(directory) / RESULTS_FILE).read_text(encoding="utf-8"))
 
 
+# ------------------------------------------------------------------ several seeds
+
+
+def seed_dir(root: Path, seed: int) -> Path:
+    """Where ``train`` keeps seed ``seed``: ``root/seed_<seed>``."""
+    return Path(root) / f"seed_{seed}"
+
+
+def seeds_in(root: Path) -> list[int]:
+    """The seeds that have a training log under ``root``, in increasing order."""
+    return sorted(int(path.parent.name.removeprefix("seed_")) for path in Path(root).glob(f"seed_*/{TRAIN_LOG_FILE}"))
+
+
+def train_seeds(root: Path, seeds: list[int], config: TrainConfig = TrainConfig(), log=print) -> list[dict]:
+    """:func:`train_all` once per seed, each into :func:`seed_dir` (same settings, other seed)."""
+    return [train_all(seed_dir(root, seed), replace(config, seed=seed), log) for seed in seeds]
+
+
+def read_all_results(root: Path) -> dict[int, dict]:
+    """``{seed: results}`` for every evaluated seed under ``root``."""
+    return {seed: read_results(seed_dir(root, seed)) for seed in seeds_in(root) if (seed_dir(root, seed) / RESULTS_FILE).is_file()}
+
+
+def write_summary(root: Path, results_by_seed: dict[int, dict]) -> None:
+    """``results.csv`` under ``root``: one :func:`summarize_cell` row per seed and cell."""
+    rows = [row for seed in sorted(results_by_seed) for row in summary_table(results_by_seed[seed])]
+    with open(Path(root) / SUMMARY_FILE, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: f"{value:.6f}" if isinstance(value, float) else value for key, value in row.items()})
+
+
 # ------------------------------------------------------------------ comparing two runs
 
 
 def compare_runs(first: Path, second: Path) -> dict:
-    """What differs between two ``train`` runs: steps, seconds, weight digests, largest weight gap,
-    and, if both directories were evaluated, how many answers and how much accuracy differ."""
+    """What differs between two ``train`` runs of the same seeds, seed by seed: steps, seconds,
+    weight digests, largest weight gap, and, if both were evaluated, how many answers differ."""
+    seeds = sorted(set(seeds_in(first)) & set(seeds_in(second)))
+    if not seeds:
+        raise ValueError(f"first and second share no trained seed ({seeds_in(first)} against {seeds_in(second)})")
+    return {f"seed_{seed}": _compare_seed(seed_dir(first, seed), seed_dir(second, seed)) for seed in seeds}
+
+
+def _compare_seed(first: Path, second: Path) -> dict:
     logs = [read_train_log(first), read_train_log(second)]
     report = {
         "base_steps": [log["base"]["steps"] for log in logs],
-        "base_seconds": [log["base"]["seconds"] for log in logs],
         "total_seconds": [log["total_seconds"] for log in logs],
-        "total_cpu_seconds": [log["total_cpu_seconds"] for log in logs],
+        "same_base_digest": logs[0]["base"]["digest"] == logs[1]["base"]["digest"],
         "finetune_digests_equal": {m: logs[0]["finetune"][m]["digest"] == logs[1]["finetune"][m]["digest"]
                                    for m in FINETUNE_METHODS},
-        "same_base_digest": logs[0]["base"]["digest"] == logs[1]["base"]["digest"],
-        "models": {},
+        "largest_weight_difference": {},
     }
     for name in ["base", *(f"finetune_{m}" for m in FINETUNE_METHODS)]:
-        a, b = (load_checkpoint(checkpoint_path(d, name)).state_dict() for d in (first, second))
-        report["models"][name] = max(float((a[key] - b[key]).abs().max()) for key in a)
+        paths = [checkpoint_path(d, name) for d in (first, second)]
+        if all(path.is_file() for path in paths):
+            a, b = (load_checkpoint(path).state_dict() for path in paths)
+            report["largest_weight_difference"][name] = max(float((a[key] - b[key]).abs().max()) for key in a)
     if all((Path(d) / RESULTS_FILE).is_file() for d in (first, second)):
         results = [read_results(first), read_results(second)]
         pairs = list(zip(results[0]["cells"], results[1]["cells"]))
         if len(pairs) != len(results[1]["cells"]) or any(
-            (x["model"], x["method"], x["length"]) != (y["model"], y["method"], y["length"]) for x, y in pairs
+            (x["model"], x["method"], x["factor"], x["length"]) != (y["model"], y["method"], y["factor"], y["length"]) for x, y in pairs
         ):
             raise ValueError("the two results files evaluate different cells")
         report["answers_compared"] = sum(len(c["correct"]) for x, _ in pairs for c in x["chunks"])
         report["answers_that_differ"] = sum(
             sum(u != v for u, v in zip(cx["correct"], cy["correct"])) for x, y in pairs for cx, cy in zip(x["chunks"], y["chunks"])
-        )
-        report["largest_accuracy_difference"] = max(
-            abs(r0["accuracy"] - r1["accuracy"]) for r0, r1 in zip(summary_table(results[0]), summary_table(results[1]))
         )
     return report
 
@@ -539,23 +616,24 @@ def compare_runs(first: Path, second: Path) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m posenc.experiments.context_extension",
-        description="Train a tiny RoPE model at length L, then evaluate every RoPE scaling method at 1x-8x L.",
+        description="Train tiny RoPE models at length L (one per seed), then evaluate every RoPE scaling method at 1x-8x L.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, help_text in (("train", "train the base model and the fine-tunes (8 to 18 minutes measured on a shared 2-core machine)"),
-                            ("evaluate", "evaluate the checkpoints; write results.json and results.csv"),
+    for name, help_text in (("train", f"train the base models and their fine-tunes, one per seed ({TRAIN_TIME_NOTE})"),
+                            ("evaluate", f"evaluate every trained seed; write seed_*/results.json and results.csv ({EVAL_TIME_NOTE})"),
                             ("all", "train, then evaluate")):
-        command = commands.add_parser(name, help=help_text)
+        command = commands.add_parser(name, help=help_text, description=help_text)
         command.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"checkpoints and results (default {DEFAULT_DIR})")
+        command.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS),
+                             help=f"seeds to train or evaluate (default {' '.join(map(str, DEFAULT_SEEDS))}, the book's runs)")
         if name in ("train", "all"):
-            command.add_argument("--seed", type=int, default=TrainConfig.seed)
             command.add_argument("--threads", type=int, default=2, help="torch threads for training (default 2)")
         if name in ("evaluate", "all"):
             command.add_argument("--chunks", type=int, default=EvalConfig.num_chunks,
                                  help=f"chunks of {EvalConfig.chunk_size} sequences per cell (default {EvalConfig.num_chunks})")
             command.add_argument("--eval-threads", type=int, default=1,
                                  help="torch threads for evaluation (default 1, as the book's notebook uses)")
-    compare = commands.add_parser("compare", help="compare two training runs")
+    compare = commands.add_parser("compare", help="compare two training runs, seed by seed (bit-identical on one machine)")
     compare.add_argument("first", type=Path)
     compare.add_argument("second", type=Path)
     compare.add_argument("--out", type=Path, default=None, help="also write the comparison to this JSON file")
@@ -572,14 +650,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command in ("train", "all"):
         torch.set_num_threads(args.threads)
-        log = train_all(args.dir, TrainConfig(seed=args.seed))
-        print(f"trained in {log['total_seconds']:.0f} s ({log['base']['steps']} base steps); wrote {args.dir}")
+        start = time.perf_counter()
+        logs = train_seeds(args.dir, args.seeds)
+        steps = ", ".join(f"seed {log['config']['seed']}: {log['base']['steps']}" for log in logs)
+        print(f"trained {len(logs)} seeds in {time.perf_counter() - start:.0f} s (base steps {steps}); wrote {args.dir}")
     if args.command in ("evaluate", "all"):
         torch.set_num_threads(args.eval_threads)
         start = time.perf_counter()
-        results = evaluate_all(args.dir, EvalConfig(num_chunks=args.chunks))
-        write_results(args.dir, results)
-        print(f"evaluated in {time.perf_counter() - start:.0f} s; wrote {args.dir / RESULTS_FILE} and {SUMMARY_FILE}")
+        for seed in args.seeds:
+            write_results(seed_dir(args.dir, seed), evaluate_all(seed_dir(args.dir, seed), EvalConfig(num_chunks=args.chunks)))
+        write_summary(args.dir, read_all_results(args.dir))
+        print(f"evaluated in {time.perf_counter() - start:.0f} s; wrote {RESULTS_FILE} per seed and {args.dir / SUMMARY_FILE}")
     return 0
 
 

@@ -1,20 +1,29 @@
-"""A seeded passkey-retrieval task: keys hidden in random filler, asked for at the end.
+"""A seeded passkey-retrieval task: keys hidden among decoys in random filler, asked for at the end.
 
 Like the passkey test of the YaRN paper (a number hidden in filler text, asked for at
 the end), shrunk so a tiny model learns it on a CPU. A sequence of ``length`` tokens is
 
-    body (length - 2K tokens)                               | queries (2K tokens)
-    f f m_a v_a f f f f m_b v_b f ... f m_c v_c f ... f      | m_b v_b m_a v_a m_c v_c ...
+    body (length - K tokens)                                        | queries (K tokens)
+    f f m_a v_a f d_1 w_1 f f m_b v_b f d_2 w_2 f ... m_c v_c f ... | m_b m_a m_c ...
 
 * filler ``f``: uniform random tokens ``0 .. num_filler - 1``;
-* K = ``num_pairs`` needles ``(marker, value)``: a marker token (``num_filler ..
-  num_filler + num_markers - 1``, each used at most once per sequence) followed by a value
-  drawn from the *filler* vocabulary, at random non-overlapping places in the body;
-* the queries: every marker of the sequence again, in random order, each followed by its
-  value. The model is scored only where it reads a query marker and must predict the value.
+* needles ``(marker, value)``: a marker token (after the filler and value tokens, each
+  used at most once per sequence) followed by a value token (``num_filler .. num_filler +
+  num_values - 1``, uniform), at random non-overlapping places in the body. K =
+  ``num_pairs`` of them are asked for; the others (``d``, ``w`` above: one per
+  ``decoy_spacing`` body tokens) are decoys that are never asked;
+* the queries: the K asked markers again, in random order, *without* their values. The
+  model is scored where it reads a query marker and must predict that marker's value.
 
-Because values look like filler, the only way to answer is to find the earlier copy of the
-query marker and read the token after it (an induction head), across the whole body.
+The only way to answer is to find the earlier copy of the query marker and read the
+token after it (an induction head), across the whole body. Two shortcuts are closed on
+purpose. Values are never shown after the queries, so a model cannot cross off values it
+has already seen answered. And every marker appears once, with decoys at a fixed density
+at every length, so a guess among the tokens that follow some marker (which needs no
+marker matching) is a guess among all the values in the sequence: values have their own
+vocabulary, so "a token after a marker" and "a value token" are the same set, and no
+strategy that skips the marker beats guessing the most frequent value
+(:mod:`posenc.experiments.baselines` measures them).
 Everything is numpy and seeded by the caller's ``np.random.Generator``.
 """
 
@@ -29,11 +38,11 @@ from posenc._validation import check_positive_int
 
 @dataclass(frozen=True)
 class PasskeyBatch:
-    """One batch of the task. B sequences of n tokens with K needles each.
+    """One batch of the task. B sequences of n tokens with K asked needles each.
 
     ``tokens``: (B, n) int64. ``answer_positions``: (K,) the positions of the query markers,
-    where the model must predict the value (the same for every row: n - 2K, n - 2K + 2, ...).
-    ``targets``: (B, K) the value expected after each query marker. ``needle_positions``:
+    where the model must predict the value (the same for every row: n - K, ..., n - 1).
+    ``targets``: (B, K) the value expected at each query marker. ``needle_positions``:
     (B, K) position of the value token in the body that answers query k. ``distances``:
     (B, K) = answer_positions - needle_positions, the distance in tokens the answer travels.
     """
@@ -47,27 +56,64 @@ class PasskeyBatch:
 
 @dataclass(frozen=True)
 class PasskeyTask:
-    """Vocabulary and needle count of the task; :meth:`sample` draws a batch."""
+    """Vocabulary, needle and decoy counts of the task; :meth:`sample` draws a batch."""
 
     num_filler: int = 64
-    num_markers: int = 8
+    num_values: int = 64
+    num_markers: int = 144
     num_pairs: int = 4
+    decoy_spacing: int = 8
 
     def __post_init__(self) -> None:
         check_positive_int(self.num_filler, "num_filler")
+        check_positive_int(self.num_values, "num_values")
         check_positive_int(self.num_markers, "num_markers")
         check_positive_int(self.num_pairs, "num_pairs")
+        check_positive_int(self.decoy_spacing, "decoy_spacing")
+        if self.decoy_spacing < 3:
+            raise ValueError(f"decoy_spacing must be at least 3 (each decoy takes 2 body tokens), got {self.decoy_spacing}")
         if self.num_pairs > self.num_markers:
             raise ValueError(f"num_pairs ({self.num_pairs}) must not exceed num_markers ({self.num_markers})")
 
     @property
     def vocab_size(self) -> int:
-        """Filler (and value) tokens followed by the marker tokens."""
-        return self.num_filler + self.num_markers
+        """Filler tokens, then value tokens, then marker tokens."""
+        return self.num_filler + self.num_values + self.num_markers
+
+    @property
+    def first_marker(self) -> int:
+        """The smallest marker token."""
+        return self.num_filler + self.num_values
+
+    def is_value(self, tokens: np.ndarray) -> np.ndarray:
+        """Which of ``tokens`` are value tokens."""
+        return (tokens >= self.num_filler) & (tokens < self.first_marker)
 
     def min_length(self) -> int:
-        """Shortest sequence that holds K needles and K queries: 4K tokens."""
-        return 4 * self.num_pairs
+        """Shortest sequence whose body holds all its needles (2 tokens each) after the K queries."""
+        length = 3 * self.num_pairs
+        while length - self.num_pairs < 2 * (self.num_pairs + self.num_decoys(length)):
+            length += 1
+        return length
+
+    def num_decoys(self, length: int) -> int:
+        """Decoy needles in a sequence of ``length`` tokens: one per ``decoy_spacing`` body tokens."""
+        return (length - self.num_pairs) // self.decoy_spacing
+
+    def max_length(self) -> int:
+        """Longest sequence whose needles (asked and decoys) all get distinct markers."""
+        length = self.min_length()
+        while self.num_pairs + self.num_decoys(length + 1) <= self.num_markers:
+            length += 1
+        return length
+
+    def distance_range(self, length: int) -> tuple[int, int]:
+        """Smallest and largest distance (query position - value position) :meth:`sample` can draw.
+
+        The last value can sit at ``body - 1`` and be asked first (distance 1); the first
+        value sits at 1 at the earliest and can be asked last (distance ``length - 2``).
+        """
+        return 1, length - 2
 
     def sample(self, rng: np.random.Generator, batch_size: int, length: int) -> PasskeyBatch:
         """Draw ``batch_size`` sequences of ``length`` tokens from ``rng`` (see the module)."""
@@ -75,34 +121,36 @@ class PasskeyTask:
             raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
         batch_size = check_positive_int(batch_size, "batch_size")
         length = check_positive_int(length, "length")
-        num_pairs = self.num_pairs
+        asked = self.num_pairs
         if length < self.min_length():
-            raise ValueError(f"length must be at least 4 * num_pairs = {self.min_length()}, got {length}")
-        body = length - 2 * num_pairs
+            raise ValueError(f"length must be at least {self.min_length()} (room for every needle), got {length}")
+        needles = asked + self.num_decoys(length)
+        if needles > self.num_markers:
+            raise ValueError(
+                f"length must be at most {self.max_length()} for num_markers={self.num_markers} "
+                f"(each of its {needles} needles needs its own marker), got {length}"
+            )
+        body = length - asked
         tokens = rng.integers(0, self.num_filler, size=(batch_size, length), dtype=np.int64)
-        values = rng.integers(0, self.num_filler, size=(batch_size, num_pairs), dtype=np.int64)
-        markers = np.stack(
-            [rng.permutation(self.num_markers)[:num_pairs] for _ in range(batch_size)]
-        ).astype(np.int64) + self.num_filler
-        # K sorted distinct slots c_0 < ... < c_{K-1} in 0 .. body - K - 1, spread to c_j + j:
+        values = rng.integers(0, self.num_values, size=(batch_size, needles), dtype=np.int64) + self.num_filler
+        markers = np.stack([rng.permutation(self.num_markers)[:needles] for _ in range(batch_size)]) + self.first_marker
+        # N sorted distinct slots c_0 < ... < c_{N-1} in 0 .. body - N - 1, spread to c_j + j:
         # marker positions at least 2 apart, so needle j occupies (p_j, p_j + 1) alone.
-        slots = np.sort(np.stack([rng.choice(body - num_pairs, size=num_pairs, replace=False) for _ in range(batch_size)]), axis=1)
-        marker_positions = slots + np.arange(num_pairs)
-        order = np.stack([rng.permutation(num_pairs) for _ in range(batch_size)])  # query k asks needle order[k]
+        slots = np.sort(np.stack([rng.choice(body - needles, size=needles, replace=False) for _ in range(batch_size)]), axis=1)
+        marker_positions = slots + np.arange(needles)
+        # Which needles are asked, and in which order: query k asks needle chosen[k].
+        chosen = np.stack([rng.permutation(needles)[:asked] for _ in range(batch_size)])
 
         rows = np.arange(batch_size)[:, None]
         tokens[rows, marker_positions] = markers
         tokens[rows, marker_positions + 1] = values
-        answer_positions = body + 2 * np.arange(num_pairs)
-        asked = np.take_along_axis(markers, order, axis=1)
-        targets = np.take_along_axis(values, order, axis=1)
-        tokens[:, answer_positions] = asked
-        tokens[:, answer_positions + 1] = targets
-        needle_positions = np.take_along_axis(marker_positions, order, axis=1) + 1
+        answer_positions = body + np.arange(asked)
+        tokens[:, answer_positions] = np.take_along_axis(markers, chosen, axis=1)
+        needle_positions = np.take_along_axis(marker_positions, chosen, axis=1) + 1
         return PasskeyBatch(
             tokens=tokens,
             answer_positions=answer_positions.astype(np.int64),
-            targets=targets,
+            targets=np.take_along_axis(values, chosen, axis=1),
             needle_positions=needle_positions,
             distances=answer_positions[None, :] - needle_positions,
         )
