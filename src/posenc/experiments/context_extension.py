@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 
 from posenc.attention import attention_entropy, softmax
+from posenc.experiments import baselines
 from posenc.experiments.passkey import PasskeyBatch, PasskeyTask
 from posenc.experiments.tiny_model import ModelConfig, RopeSpec, TinyRopeTransformer
 
@@ -360,10 +361,12 @@ def evaluate_cell(
     eval_config: EvalConfig,
     length: int,
     chunks: range | list[int],
+    keep_margins: bool = False,
 ) -> list[dict]:
     """Raw counts per chunk: which answers were right (a '0'/'1' string, in (sequence, query)
     order), the summed loss (nats) and the summed attention entropy per layer (nats; not
-    recorded for ``"dynamic"``, whose answers come from separate passes)."""
+    recorded for ``"dynamic"``, whose answers come from separate passes). With
+    ``keep_margins``, also each answer's gap between its two largest logits (not stored)."""
     out = []
     with torch.inference_mode():
         for chunk in chunks:
@@ -376,6 +379,9 @@ def evaluate_cell(
                 "correct": "".join("1" if c else "0" for c in correct),
                 "loss_sum": float(answer_loss(logits, batch, "sum")),
             }
+            if keep_margins:
+                top2 = logits.double().topk(2, dim=-1).values
+                counts["margins"] = (top2[..., 0] - top2[..., 1]).reshape(-1).numpy()
             if capture is not None:
                 entropy = answer_entropy(capture, batch)  # (layers, B, heads, K)
                 counts["entropy_sum"] = [float(layer.sum()) for layer in entropy]
@@ -536,6 +542,76 @@ def read_results(directory: Path) -> dict:
     return json.loads((Path(directory) / RESULTS_FILE).read_text(encoding="utf-8"))
 
 
+def baseline_accuracy(results: dict, length: int) -> dict[str, dict[str, float]]:
+    """Every strategy of :mod:`posenc.experiments.baselines` on the evaluation sequences of
+    ``results`` at ``length``: ``{strategy: {"all": accuracy, "beyond": on needles beyond the
+    trained distances}}`` (expected accuracies, averaged over the answers)."""
+    train_config, eval_config = configs_of(results)
+    batches = [eval_batch(train_config.task, eval_config, length, chunk) for chunk in results["chunks"]]
+    beyond = np.concatenate([batch.distances.reshape(-1) for batch in batches]) > trained_distances(train_config)[1]
+    table = {}
+    for name, strategy in baselines.STRATEGIES.items():
+        scores = np.concatenate([strategy(batch, train_config.task).reshape(-1) for batch in batches])
+        table[name] = {"all": float(scores.mean()), "beyond": float(scores[beyond].mean()) if beyond.any() else float("nan")}
+    return table
+
+
+# ------------------------------------------------------------------ checking stored results on any processor
+
+#: How far a fresh evaluation moves on another processor. torch picks its CPU kernels per
+#: processor (``ATEN_CPU_CAPABILITY``) and splits sums differently with more threads.
+#: ``scripts/measure_context_extension_drift.py`` evaluated :data:`RECHECK_CELLS` on chunk 0
+#: of every stored seed with each kernel family of an AVX-512 machine (default, avx2,
+#: avx512) and 1 and 2 threads; these are the largest changes it saw: relative, of a chunk's
+#: summed loss and summed entropy; absolute, of any logit.
+MEASURED_DRIFT = {"loss": 1.2e-5, "entropy": 1.2e-7, "logit": 2.8e-5}
+#: Ten times the measured drift, for processors we could not try (arm64 among them).
+LOSS_RTOL = 10 * MEASURED_DRIFT["loss"]
+ENTROPY_RTOL = 10 * MEASURED_DRIFT["entropy"]
+#: An answer whose two best logits are closer than this may flip on another processor, so
+#: it is not required to agree: twice the tolerated logit drift (each side may move).
+TIE_MARGIN = 2 * 10 * MEASURED_DRIFT["logit"]
+
+
+#: The cells chapter 6 evaluates afresh for every seed (and the drift script measures).
+RECHECK_CELLS = (
+    {"model": "base", "method": "none", "factor": 1.0, "length": 128},
+    {"model": "base", "method": "dynamic", "factor": 1.0, "length": 512},
+    {"model": "base", "method": "yarn", "factor": 8.0, "length": 1024},
+    {"model": "finetune_yarn", "method": "yarn", "factor": 8.0, "length": 1024},
+)
+
+
+def recheck(directory: Path, results: dict, cells: list[dict], chunks: list[int]) -> list[dict]:
+    """Evaluate ``cells`` of one seed afresh on ``chunks`` and compare with the stored ``results``.
+
+    Per cell: answers compared, near ties (fresh top-2 logit gap below :data:`TIE_MARGIN`),
+    answers that disagree outside near ties, and the largest relative change of the summed
+    loss and entropy, to be held against :data:`LOSS_RTOL` and :data:`ENTROPY_RTOL`.
+    """
+    train_config, eval_config = configs_of(results)
+    models = {name: load_checkpoint(checkpoint_path(directory, name)) for name in {cell["model"] for cell in cells}}
+    report = []
+    for cell in cells:
+        stored = find_cell(results, cell["model"], cell["method"], cell["length"], cell["factor"])
+        rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
+        fresh = evaluate_cell(models[cell["model"]], rope, train_config.task, eval_config, cell["length"], chunks, keep_margins=True)
+        by_chunk = {chunk["chunk"]: chunk for chunk in stored["chunks"]}
+        answers = ties = disagree = 0
+        loss_change = entropy_change = 0.0
+        for new in fresh:
+            old = by_chunk[new["chunk"]]
+            tie = new["margins"] < TIE_MARGIN
+            differ = np.array([a != b for a, b in zip(old["correct"], new["correct"])])
+            answers, ties, disagree = answers + differ.size, ties + int(tie.sum()), disagree + int((differ & ~tie).sum())
+            loss_change = max(loss_change, abs(new["loss_sum"] / old["loss_sum"] - 1))
+            if "entropy_sum" in old:
+                entropy_change = max(entropy_change, float(np.max(np.abs(np.array(new["entropy_sum"]) / old["entropy_sum"] - 1))))
+        report.append({**cell, "answers": answers, "near_ties": ties, "disagree": disagree,
+                       "loss_change": loss_change, "entropy_change": entropy_change})
+    return report
+
+
 # ------------------------------------------------------------------ several seeds
 
 
@@ -567,6 +643,35 @@ def write_summary(root: Path, results_by_seed: dict[int, dict]) -> None:
         writer.writeheader()
         for row in rows:
             writer.writerow({key: f"{value:.6f}" if isinstance(value, float) else value for key, value in row.items()})
+
+
+def across_seeds(results_by_seed: dict[int, dict], column: str = "accuracy") -> dict[tuple, np.ndarray]:
+    """``{(model, method, factor, length): values}``: one :func:`summarize_cell` ``column`` per
+    seed, in increasing seed order, for every cell that every seed evaluated."""
+    seeds = sorted(results_by_seed)
+    tables = [{(r["model"], r["method"], r["factor"], r["length"]): r[column] for r in summary_table(results_by_seed[seed])}
+              for seed in seeds]
+    common = [key for key in tables[0] if all(key in table for table in tables)]
+    return {key: np.array([table[key] for table in tables]) for key in common}
+
+
+#: The rule every comparative claim of chapter 6 must pass: "A beats B" when A is ahead in
+#: all seeds but at most this many (4 of 5 with five seeds).
+ALLOWED_EXCEPTIONS = 1
+
+
+def beats(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether ``first`` is above ``second`` in all seeds but :data:`ALLOWED_EXCEPTIONS`.
+
+    ``first`` and ``second``: one value per seed, same seed order (each seed's two numbers
+    come from the same weights and the same evaluation sequences). Needs at least five seeds.
+    """
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if first.shape != second.shape or first.ndim != 1:
+        raise ValueError(f"first and second must be 1-d arrays of the same length, got {first.shape} and {second.shape}")
+    if first.size < 5:
+        raise ValueError(f"first and second need at least 5 seeds, got {first.size}")
+    return int(np.sum(first > second)) >= first.size - ALLOWED_EXCEPTIONS
 
 
 # ------------------------------------------------------------------ comparing two runs

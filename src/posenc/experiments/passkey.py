@@ -10,17 +10,17 @@ the end), shrunk so a tiny model learns it on a CPU. A sequence of ``length`` to
 * needles ``(marker, value)``: a marker token (after the filler and value tokens, each
   used at most once per sequence) followed by a value token (``num_filler .. num_filler +
   num_values - 1``, uniform), at random non-overlapping places in the body. K =
-  ``num_pairs`` of them are asked for; the others (``d``, ``w`` above: one per
-  ``decoy_spacing`` body tokens) are decoys that are never asked;
+  ``num_pairs`` of them are asked for; the other ``num_decoys`` (``d``, ``w`` above)
+  are decoys that are never asked;
 * the queries: the K asked markers again, in random order, *without* their values. The
   model is scored where it reads a query marker and must predict that marker's value.
 
 The only way to answer is to find the earlier copy of the query marker and read the
 token after it (an induction head), across the whole body. Two shortcuts are closed on
 purpose. Values are never shown after the queries, so a model cannot cross off values it
-has already seen answered. And every marker appears once, with decoys at a fixed density
-at every length, so a guess among the tokens that follow some marker (which needs no
-marker matching) is a guess among all the values in the sequence: values have their own
+has already seen answered. And every marker appears once, decoys included, so a guess
+among the tokens that follow some marker (which needs no marker matching) is a guess
+among all K + ``num_decoys`` values in the sequence: values have their own
 vocabulary, so "a token after a marker" and "a value token" are the same set, and no
 strategy that skips the marker beats guessing the most frequent value
 (:mod:`posenc.experiments.baselines` measures them).
@@ -60,20 +60,20 @@ class PasskeyTask:
 
     num_filler: int = 64
     num_values: int = 64
-    num_markers: int = 144
+    num_markers: int = 8
     num_pairs: int = 4
-    decoy_spacing: int = 8
+    num_decoys: int = 4
 
     def __post_init__(self) -> None:
         check_positive_int(self.num_filler, "num_filler")
         check_positive_int(self.num_values, "num_values")
         check_positive_int(self.num_markers, "num_markers")
         check_positive_int(self.num_pairs, "num_pairs")
-        check_positive_int(self.decoy_spacing, "decoy_spacing")
-        if self.decoy_spacing < 3:
-            raise ValueError(f"decoy_spacing must be at least 3 (each decoy takes 2 body tokens), got {self.decoy_spacing}")
-        if self.num_pairs > self.num_markers:
-            raise ValueError(f"num_pairs ({self.num_pairs}) must not exceed num_markers ({self.num_markers})")
+        if not isinstance(self.num_decoys, int) or isinstance(self.num_decoys, bool) or self.num_decoys < 0:
+            raise ValueError(f"num_decoys must be an integer >= 0, got {self.num_decoys!r}")
+        if self.num_pairs + self.num_decoys > self.num_markers:
+            raise ValueError(f"num_pairs + num_decoys ({self.num_pairs} + {self.num_decoys}) must not exceed "
+                             f"num_markers ({self.num_markers}): every needle has its own marker")
 
     @property
     def vocab_size(self) -> int:
@@ -89,23 +89,14 @@ class PasskeyTask:
         """Which of ``tokens`` are value tokens."""
         return (tokens >= self.num_filler) & (tokens < self.first_marker)
 
+    @property
+    def num_needles(self) -> int:
+        """Needles in every sequence: the K asked and the decoys."""
+        return self.num_pairs + self.num_decoys
+
     def min_length(self) -> int:
-        """Shortest sequence whose body holds all its needles (2 tokens each) after the K queries."""
-        length = 3 * self.num_pairs
-        while length - self.num_pairs < 2 * (self.num_pairs + self.num_decoys(length)):
-            length += 1
-        return length
-
-    def num_decoys(self, length: int) -> int:
-        """Decoy needles in a sequence of ``length`` tokens: one per ``decoy_spacing`` body tokens."""
-        return (length - self.num_pairs) // self.decoy_spacing
-
-    def max_length(self) -> int:
-        """Longest sequence whose needles (asked and decoys) all get distinct markers."""
-        length = self.min_length()
-        while self.num_pairs + self.num_decoys(length + 1) <= self.num_markers:
-            length += 1
-        return length
+        """Shortest sequence: room for every needle (2 tokens each) and the K queries."""
+        return 2 * self.num_needles + self.num_pairs
 
     def distance_range(self, length: int) -> tuple[int, int]:
         """Smallest and largest distance (query position - value position) :meth:`sample` can draw.
@@ -124,12 +115,7 @@ class PasskeyTask:
         asked = self.num_pairs
         if length < self.min_length():
             raise ValueError(f"length must be at least {self.min_length()} (room for every needle), got {length}")
-        needles = asked + self.num_decoys(length)
-        if needles > self.num_markers:
-            raise ValueError(
-                f"length must be at most {self.max_length()} for num_markers={self.num_markers} "
-                f"(each of its {needles} needles needs its own marker), got {length}"
-            )
+        needles = self.num_needles
         body = length - asked
         tokens = rng.integers(0, self.num_filler, size=(batch_size, length), dtype=np.int64)
         values = rng.integers(0, self.num_values, size=(batch_size, needles), dtype=np.int64) + self.num_filler

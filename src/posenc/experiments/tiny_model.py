@@ -29,7 +29,7 @@ LAYOUT = "half"  # pairs (x[i], x[i + dim/2]), as GPT-NeoX and Hugging Face LLaM
 class ModelConfig:
     """Sizes of the model. ``head_dim = d_model / num_heads`` must be even (RoPE pairs)."""
 
-    vocab_size: int = 272
+    vocab_size: int = 136
     d_model: int = 64
     num_heads: int = 4
     num_layers: int = 2
