@@ -299,6 +299,26 @@ def test_correction_range_truncation_and_clamps():
     assert ramp_pair_index(128, low, high)[-1] == pytest.approx(1 - (63 - low) / (high - low)) and ramp_pair_index(128, low, high)[-1] > 0
 
 
+def test_correction_range_can_return_low_above_high_and_the_ramp_then_reverses():
+    """Each bound is clamped on one side only, as in the reference: the result can leave [0, dim - 1]."""
+    # L = 4: pair 0 makes 4 / 2 pi < 1 turn, both raw bounds are negative, only low is raised to 0
+    assert correction_dim(1.0, 64, 1e4, 4) < -1
+    assert correction_range(64, original_max_position=4) == (0.0, -1.0)
+    np.testing.assert_array_equal(ramp_pair_index(64, 0.0, -1.0), np.ones(32))  # every pair kept
+    # L = 1e11: the fast bound lies past dim - 1 = 63, only high is lowered to 63
+    assert correction_dim(32.0, 64, 1e4, 10**11) > 63
+    assert correction_range(64, original_max_position=10**11) == (69.0, 63.0)
+    np.testing.assert_array_equal(ramp_pair_index(64, 69.0, 63.0), np.zeros(32))  # every pair interpolated
+    # the same through rope_scaling and the independent loop
+    for original, expected in ((4, rope_inv_freq(64)), (10**11, rope_inv_freq(64) / 8.0)):
+        got = rope_scaling("yarn", 64, factor=8.0, original_max_position=original)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-15)
+        np.testing.assert_allclose(got, yarn_by_loop(64, 1e4, 8.0, original), rtol=1e-15)
+    # a reversed ramp in general: 0 up to high, 1 from low
+    gamma = ramp_pair_index(32, 10.0, 5.0)
+    assert np.all(gamma[:6] == 0) and np.all(gamma[10:] == 1) and np.all(np.diff(gamma[5:11]) > 0)
+
+
 @pytest.mark.parametrize("dim,base", [(128, 1e4), (64, 5e5), (16, 100.0)])
 @pytest.mark.parametrize("truncate", [True, False])
 def test_last_pair_keeps_some_theta_exactly_when_it_completes_a_turn(dim, base, truncate):

@@ -197,10 +197,15 @@ def correction_range(
     theta_i), high where they make ``beta_slow`` turns (slower pairs are
     divided by s); see :func:`correction_dim`. With ``truncate`` the bounds
     are rounded outwards, low = floor, high = ceil, as in the YaRN
-    repository. Both are then clamped to [0, dim - 1] exactly as the
-    reference does: note dim - 1, not dim/2 - 1, so a high beyond the last
-    pair is kept (gamma then never reaches 0: the last pair is not fully
-    interpolated). Returns floats (whole numbers when ``truncate``).
+    repository. Then, exactly as the reference does, low is raised to at
+    least 0 and high lowered to at most dim - 1; each bound is clamped on
+    one side only, so the result need not lie in [0, dim - 1]. Note dim - 1,
+    not dim/2 - 1: a high beyond the last pair is kept (gamma then never
+    reaches 0: the last pair is not fully interpolated). A very short or
+    very long context gives low > high: dim 64, base 10 000 gives (0, -1)
+    for L = 4 (pair 0 makes under one turn) and (69, 63) for L = 1e11
+    (the fast bound lies past dim - 1); :func:`ramp_pair_index` says what
+    the ramp then does. Returns floats (whole numbers when ``truncate``).
     """
     beta_fast = check_positive_float(beta_fast, "beta_fast")
     beta_slow = check_positive_float(beta_slow, "beta_slow")
@@ -223,9 +228,20 @@ def ramp_pair_index(dim: int, low: float, high: float) -> np.ndarray:
     gamma_i = 1 - clip((i - low) / (high - low), 0, 1): 1 (keep theta_i)
     for i <= low, 0 (divide by s) for i >= high. The reference's
     ``linear_ramp`` is 1 - gamma; like it, ``high`` is nudged by 0.001 when
-    low == high, and low > high is computed as written (it arises only when
-    low passes dim - 1, i.e. every pair makes more than beta_fast turns;
-    the reference then interpolates every pair, and so does this function).
+    low == high, and low > high is computed as written, which reverses the
+    ramp: gamma is 0 for i <= high and 1 for i >= low. From
+    :func:`correction_range` low > high arises in two ways only, and in
+    both every pair lands on one side of the reversed ramp:
+
+    * high < 0, when pair 0 makes fewer than beta_slow turns in L (with
+      ``truncate``, few enough that ceil keeps the bound below 0; for
+      example (0, -1) at L = 4): gamma = 1 for every pair, the reference
+      keeps every frequency unchanged;
+    * low > dim - 1, when the fast bound lies past dim - 1, so that high
+      is clamped below it (for example (69, 63) for dim 64 at L = 1e11):
+      gamma = 0 for every pair, the reference interpolates every pair.
+
+    This function does the same in both cases.
     """
     dim = check_even_positive_int(dim, "dim")
     low, high = float(low), float(high)
