@@ -18,6 +18,7 @@ from posenc.scaling import (
     correction_dim,
     correction_range,
     dynamic_scale,
+    llama3_ramp,
     ntk_aware_base,
     ramp_pair_index,
     ramp_rotations,
@@ -242,6 +243,65 @@ def test_yarn_attention_factor_and_mscale():
             assert rope_scaling(method, 64, factor=16.0, **extra)[1] == 1.0
 
 
+def test_mscale_pair_as_transformers_reads_it():
+    """transformers tests `mscale and mscale_all_dim`: only two non-zero values give the ratio."""
+    s = 40.0
+    fallback = 0.1 * math.log(s) + 1
+    for given in ({}, {"mscale": 1.0, "mscale_all_dim": 0.0}, {"mscale": 0.0, "mscale_all_dim": 1.0},
+                  {"mscale": 0.0, "mscale_all_dim": 0.0}, {"mscale": 0.707}, {"mscale_all_dim": 0.707},
+                  {"mscale": None, "mscale_all_dim": 0.707}):
+        assert rope_scaling("yarn", 64, factor=s, original_max_position=4096, **given)[1] == fallback, given
+        assert yarn_attention_factor(s, **given) == fallback, given
+    for mscale, mscale_all_dim in ((1.0, 1.0), (0.707, 1.0), (1.0, 0.707), (-1.0, 1.0), (0.707, 0.707)):
+        expected = (0.1 * mscale * math.log(s) + 1) / (0.1 * mscale_all_dim * math.log(s) + 1)
+        got = rope_scaling("yarn", 64, factor=s, mscale=mscale, mscale_all_dim=mscale_all_dim)[1]
+        assert got == expected and (got == 1.0) == (mscale == mscale_all_dim)
+    # the frequencies do not depend on the attention options
+    plain = rope_scaling("yarn", 64, factor=s)[0]
+    np.testing.assert_array_equal(rope_scaling("yarn", 64, factor=s, mscale=0.707)[0], plain)
+
+
+def test_attention_factor_overrides_both_mscales():
+    for given in ({"mscale": 0.707, "mscale_all_dim": 1.0}, {"mscale": 0.707}, {}):
+        assert rope_scaling("yarn", 64, factor=16.0, attention_factor=1.25, **given)[1] == 1.25
+    assert rope_scaling("yarn", 64, factor=16.0, attention_factor=0.0)[1] == 0.0
+    assert yarn_mscale(16.0, 0.0) == 1.0 and yarn_mscale(1.0, -3.0) == 1.0
+
+
+def test_beta_none_or_zero_means_the_default_and_equal_betas_are_allowed():
+    defaults = rope_scaling("yarn", 64, factor=8.0, original_max_position=4096)[0]
+    for betas in ({"beta_fast": 0.0}, {"beta_slow": 0}, {"beta_fast": None, "beta_slow": None},
+                  {"beta_fast": 0.0, "beta_slow": 0.0}):
+        np.testing.assert_array_equal(rope_scaling("yarn", 64, factor=8.0, original_max_position=4096, **betas)[0],
+                                      defaults)
+    for truncate in (True, False):
+        got = rope_scaling("yarn", 64, factor=8.0, original_max_position=4096, beta_fast=8.0, beta_slow=8.0,
+                           truncate=truncate)[0]
+        np.testing.assert_allclose(got, yarn_by_loop(64, 1e4, 8.0, 4096, 8.0, 8.0, truncate), rtol=1e-13)
+    # one fractional bound: without truncate low == high, and the ramp is a step 0.001 wide
+    low, high = correction_range(64, original_max_position=4096, beta_fast=8.0, beta_slow=8.0, truncate=False)
+    assert low == high and not low.is_integer()
+    gamma = ramp_pair_index(64, low, high)
+    assert set(np.unique(gamma)) == {0.0, 1.0} and gamma[math.floor(low)] == 1 and gamma[math.ceil(low)] == 0
+
+
+def test_llama3_with_a_negative_low_freq_factor_divides_every_pair():
+    """Every wavelength exceeds L / low_freq_factor < 0, so transformers divides every pair by s.
+
+    Meta's loop tests "wavelength < L / high_freq_factor" first and would keep the fast pairs;
+    transformers tests "wavelength > L / low_freq_factor" first, and posenc follows transformers.
+    """
+    linear = rope_scaling("linear", 128, base=5e5, factor=8.0)[0]
+    for low, high in ((-1.0, 4.0), (-4.0, -1.0)):
+        got = rope_scaling("llama3", 128, base=5e5, factor=8.0, original_max_position=8192,
+                           low_freq_factor=low, high_freq_factor=high)[0]
+        np.testing.assert_array_equal(got, linear)
+    metas_loop = llama3_by_loop(128, 5e5, 8.0, 8192, -1.0, 4.0)
+    assert metas_loop[0] == 1.0 and metas_loop[-1] == linear[-1]
+    r = rotations_per_pair(128, 5e5, 8192)
+    np.testing.assert_array_equal(llama3_ramp(r, 1.0, 4.0), ramp_rotations(r, 1.0, 4.0))
+
+
 def test_apply_rope_takes_what_rope_scaling_returns_and_logits_scale_by_the_square():
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=(5, 64)), rng.normal(size=(5, 64))
@@ -379,13 +439,24 @@ def test_every_method_stays_between_interpolation_and_extrapolation(method, half
         (("ntk_by_parts", 64), {"factor": 2.0, "mscale": 1.0}, ValueError, "mscale"),
         (("llama3", 64), {"factor": 2.0, "truncate": False}, ValueError, "truncate"),
         (("yarn", 63), {"factor": 2.0}, ValueError, "dim"),
-        (("yarn", 64), {"factor": 2.0, "mscale": 1.0}, ValueError, "mscale_all_dim"),
-        (("yarn", 64), {"factor": 2.0, "mscale": 1.0, "mscale_all_dim": 1.0, "attention_factor": 1.2}, ValueError,
-         "attention_factor"),
+        (("yarn", 64), {"factor": 2.0, "mscale": "1"}, TypeError, "mscale"),
+        (("yarn", 64), {"factor": 2.0, "mscale": 1.0, "mscale_all_dim": math.nan}, ValueError, "mscale_all_dim"),
+        (("yarn", 64), {"factor": 2.0, "mscale_all_dim": "x"}, TypeError, "mscale_all_dim"),
+        # 0.1 * -10 * ln(e) + 1 == 0 exactly: transformers raises ZeroDivisionError
+        (("yarn", 64), {"factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0}, ValueError, "mscale_all_dim"),
+        (("yarn", 64), {"factor": 2.0, "attention_factor": "1"}, TypeError, "attention_factor"),
+        (("yarn", 64), {"factor": 2.0, "beta_slow": -1.0}, ValueError, "beta_slow"),
+        (("yarn", 64), {"factor": 2.0, "beta_fast": -1.0}, ValueError, "beta_fast"),
+        (("yarn", 64), {"factor": 2.0, "beta_fast": 0.0, "beta_slow": 40.0}, ValueError, "beta_fast"),
         (("yarn", 64), {"factor": 2.0, "truncate": 1}, TypeError, "truncate"),
         (("yarn", 64), {"factor": 2.0, "beta_fast": 1.0, "beta_slow": 2.0}, ValueError, "beta_fast"),
         (("yarn", 64), {"factor": 2.0, "attention_factor": -1.0}, ValueError, "attention_factor"),
         (("llama3", 64), {"factor": 2.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0}, ValueError, "high_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": 2.0, "high_freq_factor": 2.0}, ValueError, "high_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": 0.0}, ValueError, "low_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": -1.0, "high_freq_factor": 0.0}, ValueError,
+         "high_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": None}, TypeError, "low_freq_factor"),
         (("none", 64), {"factor": 2.0}, ValueError, "factor"),
         (("ntk", 2), {"factor": 2.0}, ValueError, "dim"),
         (("yarn", 64), {"factor": 2.0, "original_max_position": 0}, ValueError, "original_max_position"),
