@@ -72,6 +72,38 @@ def test_golden_file_is_the_scripts_grid(golden):
     assert min(originals) == 2048 and max(originals) == 32768
     assert {case.get("truncate") for case, *_ in rows if case["method"] == "yarn"} >= {True, False}
     assert any("mscale" in case for case, *_ in rows) and any("attention_factor" in case for case, *_ in rows)
+    # zero, one and both of mscale / mscale_all_dim, and the published configurations
+    yarn_cases = [case for case, *_ in rows if case["method"] == "yarn"]
+    given = {(case.get("mscale"), case.get("mscale_all_dim")) for case in yarn_cases if "attention_factor" not in case}
+    assert {(1.0, 0.0), (0.0, 1.0), (0.0, 0.0), (0.707, None), (None, 0.707), (0.707, 1.0), (1.0, 1.0)} <= given
+    script = load_golden_script()
+    assert all(dict(case) in meta["cases"] for case in script.PUBLISHED) and len(script.PUBLISHED) >= 4
+    assert [(row["case"], row["argument"]) for row in meta["rejected"]] == [
+        (row["case"], row["argument"]) for row in script.rejected_cases()]
+    assert not any(row["case"] in meta["cases"] for row in meta["rejected"])
+
+
+def test_published_configurations_give_transformers_values(golden):
+    """DeepSeek-V3/V2, gpt-oss, Qwen2.5 with YaRN and Llama 3.1, to 1e-12 of transformers in float64."""
+    _, rows = golden
+    published = load_golden_script().PUBLISHED
+    found = [(case, ref64, factor) for case, _, ref64, factor in rows if case in published]
+    assert len(found) == len(published)
+    for case, ref64, attention_factor in found:
+        inv_freq, ours = call(case)
+        np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12, atol=0)
+        assert ours == attention_factor, case
+    factors = {case.get("mscale"): factor for case, _, factor in found if case["method"] == "yarn" and case["factor"] == 40}
+    assert factors == {1.0: 1.0, 0.707: 1.0}  # DeepSeek's equal mscales cancel
+
+
+def test_what_transformers_rejects_posenc_rejects_naming_the_argument(golden):
+    meta, _ = golden
+    assert len(meta["rejected"]) >= 5
+    for row in meta["rejected"]:
+        assert row["transformers"].startswith(("raises", "warns")), row
+        with pytest.raises((ValueError, TypeError), match=row["argument"]):
+            call(row["case"])
 
 
 def test_attention_factor_equals_transformers_exactly(golden):
@@ -111,7 +143,10 @@ def test_agrees_with_transformers_float32_output_to_2e_6(golden):
 def test_live_against_installed_transformers():
     pytest.importorskip("transformers")
     script = load_golden_script()
-    for case in script.cases()[::7]:
+    every_option_set = [case for case in script.cases() if case["method"] in ("yarn", "llama3")
+                        and case["dim"] == 64 and case.get("original_max_position") in (4096, 8192)
+                        and set(case) - {"method", "dim", "base", "factor", "original_max_position", "truncate"}]
+    for case in script.cases()[::7] + every_option_set + [dict(case) for case in script.PUBLISHED]:
         ref32, attention_factor = script.transformers_values(case)
         ref64, _ = script.transformers_values(case, float64=True)
         inv_freq, ours_factor = call(case)
@@ -120,6 +155,10 @@ def test_live_against_installed_transformers():
         ref32 = ref32.astype(np.float64)
         off = np.abs(inv_freq - ref32) > 2e-6 * ref32
         assert np.array_equal(off, np.abs(ref32 - ref64) > (2e-6 - 1e-12) * ref32), case
+    for row in script.rejected_cases():
+        assert script.transformers_rejection(row["case"], row["argument"])
+        with pytest.raises((ValueError, TypeError), match=row["argument"]):
+            call(row["case"])
 
 
 # ---------------------------------------------------------------- independent loops with math
