@@ -41,9 +41,12 @@ and the ``_validate_*_rope_parameters`` checks in its
 ``modeling_rope_utils.py``), even where its rule is surprising: a missing or
 zero ``mscale`` or ``mscale_all_dim`` falls back to 0.1 ln s + 1, a missing
 or zero ``beta_fast`` / ``beta_slow`` means 32 / 1, an ``attention_factor``
-overrides both mscales. A configuration that ``transformers``' validation
-flags (it logs a warning and computes anyway) or that makes its code raise
-is a ValueError here, naming the argument.
+overrides both mscales. A value that ``transformers``' validation flags as
+invalid (it logs a warning and computes anyway: factor < 1, beta_fast <
+beta_slow, a negative attention_factor, high_freq_factor <=
+low_freq_factor) or that makes its code raise is a ValueError here, naming
+the argument. One exception: ``truncate`` must be True or False, while
+``transformers`` takes any value for its truth (None counts as False).
 """
 
 from __future__ import annotations
