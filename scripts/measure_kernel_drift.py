@@ -100,10 +100,10 @@ probe_stored = [0.0] * len(probe_values)
 probe_values = [check(cases["bfloat16"], l)[1] for l in ("interleaved", "half")]
 probe_stored = [0.0, 0.0]
 """),
-        ("performance cell 31: printed error table (torch float32/bf16/fp16)", "printed .1e, '< 1e-6' below 1e-6", """
+        ("performance cell 31: printed error table (torch float32/bf16/fp16)", "printed .0e, '< 1e-6' below 1e-6", """
 probe_values = [e[c] for errs in (cos_errors, rotation_errors) for e in errs.values() for c in columns]
 probe_values = [v for v in probe_values if not np.isnan(v) and v >= 1e-6]
-probe_printed = ".1e"
+probe_printed = ".0e"
 """),
         ("performance cell 31: values printed as '< 1e-6'", "threshold 1e-6 (printed)", """
 probe_values = [e[c] for errs in (cos_errors, rotation_errors) for e in errs.values() for c in columns]

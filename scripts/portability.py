@@ -10,6 +10,10 @@ fail for a reader on another processor, so `make portability` runs the unit test
 environment's own configuration (torch's choice of family, OMP_NUM_THREADS=1), so it is not run
 twice. --skip PATH leaves out a test file or notebook (printed, never silent).
 
+Configurations run side by side, one per usable core (--jobs). That is sound: a configuration's
+numbers depend on its kernel family and thread count only (OpenMP splits work by the thread
+count, not by timing), no check compares timings, and each run is its own process.
+
 Usage (the Makefile passes the two commands, so they stay the ones `make unit`/`make nbval` use):
     python scripts/portability.py --unit "pytest tests -m torch" --nbval "pytest --nbval book/04_rope.ipynb"
 """
@@ -78,6 +82,12 @@ def plan(auto: str, honoured: dict[str, str]) -> tuple[list[str], dict[str, str]
     return run, {value: skipped[value] for value in CANDIDATES if value in skipped}
 
 
+def usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):  # Linux: the cores this process may use
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def threads_of_environment() -> int:
     value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     return int(value) if value.isdigit() and int(value) > 0 else 0  # 0: unset, torch picks
@@ -104,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out this test file or notebook (printed in the summary)")
     parser.add_argument("--skip-covered", action="store_true",
                         help="skip the configuration of this environment (make unit and make nbval ran in it)")
-    parser.add_argument("--jobs", type=int, default=1, help="configurations run side by side")
+    parser.add_argument("--jobs", type=int, default=usable_cores(),
+                        help="configurations run side by side (default: the usable cores)")
     args = parser.parse_args(argv)
 
     unit = shlex.split(args.unit) + [f"--ignore={path}" for path in args.skip if not path.endswith(".ipynb")]
@@ -133,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.skip:
         print(f"  LEFT OUT BY REQUEST: {path}")
 
+    print(f"{len(configurations)} configurations, {max(1, args.jobs)} at a time")
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         records = list(pool.map(lambda ct: run_configuration(*ct, commands), configurations))
