@@ -53,13 +53,14 @@ def available(auto: str) -> tuple[list[str], dict[str, str]]:
 
     torch trusts the variable: ATEN_CPU_CAPABILITY=avx512 on a processor without AVX-512 selects
     kernels that crash (illegal instruction). So a value is only tried when it is torch's own
-    choice or below it in the same family.
+    choice or below it in the same family. A choice this script does not know (a newer torch's
+    family, or VSX, ZVECTOR) is run too, with default below it.
     """
-    family = next((f for f in FAMILIES if auto.lower() in f), ("default",))
-    top = family.index(auto.lower()) if auto.lower() in family else 0
+    own = auto.lower()
+    family = next((f for f in FAMILIES if own in f), ("default", own) if own != "default" else ("default",))
     have, skipped = [], {}
-    for value in CANDIDATES:
-        if value in family[: top + 1]:
+    for value in dict.fromkeys(CANDIDATES + (own,)):
+        if value in family[: family.index(own) + 1]:
             have.append(value)
         else:
             skipped[value] = f"this processor lacks it (torch's own choice here is {auto})"
@@ -79,7 +80,8 @@ def plan(auto: str, honoured: dict[str, str]) -> tuple[list[str], dict[str, str]
             run.append(value)
         else:
             skipped[value] = f"torch does not honour it (reports {honoured.get(value)})"
-    return run, {value: skipped[value] for value in CANDIDATES if value in skipped}
+    order = list(dict.fromkeys(CANDIDATES + (auto.lower(),)))
+    return run, {value: skipped[value] for value in order if value in skipped}
 
 
 def usable_cores() -> int:

@@ -121,6 +121,9 @@ def test_plan_runs_every_family_the_processor_has_and_says_why_the_others_are_sk
     # arm64 with and without 256-bit SVE
     assert portability.plan("SVE256", {"default": "DEFAULT", "sve256": "SVE256"})[0] == ["default", "sve256"]
     assert portability.plan("DEFAULT", {"default": "DEFAULT"})[0] == ["default"]
+    # a family this script does not name (a newer torch's) still runs, above default
+    run, skipped = portability.plan("SVE128", {"default": "DEFAULT", "sve128": "SVE128"})
+    assert run == ["default", "sve128"] and set(skipped) == {"avx2", "avx512", "sve256"}
     # a value torch ignores (it warns and keeps its own choice) is skipped, with the reason
     run, skipped = portability.plan("AVX512", dict(x86, avx2="AVX512"))
     assert run == ["default", "avx512"] and "does not honour" in skipped["avx2"]
