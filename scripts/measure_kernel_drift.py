@@ -351,9 +351,11 @@ def main() -> int:
             if unit.returncode != 0:
                 print(unit.stdout[-5000:], unit.stderr[-3000:])
             unit_runs.append(json.loads(unit_out.read_text()))
+            unit_out.unlink()
             print(f"{capability} x {threads} thread(s): torch reports {run['capability']}, "
                   f"{run['threads']} thread(s); {time.monotonic() - start:.0f} s; unit tests exit {unit.returncode}")
             assert run["capability"] == capability.upper() and run["threads"] == threads
+    os.rmdir(scratch)
     if args.json:
         args.json.write_text(json.dumps({"probes": runs, "unit": unit_runs}))
     report(runs)
