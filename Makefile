@@ -8,13 +8,20 @@ STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 PORT   ?= 8000
 
+UNIT_TESTS := $(BIN)/python -m pytest tests --ignore=tests/browser
+NBVAL      := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with book/nbval_sanitize.cfg
+# The notebooks whose outputs come from torch: `make portability` re-runs them under every CPU
+# kernel family (tests/test_portability.py checks that no notebook using torch is missing).
+TORCH_NOTEBOOKS := book/04_rope.ipynb book/05b_context_extension_experiment.ipynb \
+	book/appendix_errata.ipynb book/appendix_performance.ipynb
+
 # Kernels started by nbval and the book build inherit these: fixed hashing and threads
 # keep every stored output reproducible.
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: book test unit nbval strict-build browser serve notebooks bench clean
+.PHONY: book test unit nbval portability strict-build browser serve notebooks bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,14 +34,24 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
 	@echo "Open _build/html/index.html"
 
-test: unit nbval strict-build browser
+test: unit nbval portability strict-build browser
+# unit and nbval have just run in torch's own kernel family with 1 thread: portability skips that one.
+test: PORTABILITY_COVERED := --skip-covered
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests --ignore=tests/browser
+	$(UNIT_TESTS)
 
 nbval: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-current-env \
-		--nbval-sanitize-with book/nbval_sanitize.cfg book
+	$(NBVAL) book
+
+# torch picks CPU kernels per processor (AVX-512, AVX2, plain C++, Arm SVE), and the thread count
+# changes how sums are split: every stored number must hold in each. Re-runs the unit tests marked
+# `torch` and nbval over TORCH_NOTEBOOKS with ATEN_CPU_CAPABILITY = each family this processor has
+# (printed; the others are skipped) and 1 and 2 threads. PORTABILITY_ARGS="--skip PATH" leaves a
+# test file or notebook out, visibly.
+portability: $(STAMP)
+	$(BIN)/python scripts/portability.py $(PORTABILITY_COVERED) $(PORTABILITY_ARGS) \
+		--unit "$(UNIT_TESTS) -m torch" --nbval "$(NBVAL) $(TORCH_NOTEBOOKS)"
 
 strict-build: $(STAMP)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going

@@ -4,16 +4,22 @@ The tests compare ``posenc.rope_scaling`` with these values without needing tran
 Run it in a throwaway environment, never in the book's .venv:
 
     python3 -m venv /tmp/golden-venv
-    /tmp/golden-venv/bin/pip install torch==2.13.0 transformers numpy
+    /tmp/golden-venv/bin/pip install torch==2.13.0 transformers==5.24.0 numpy
     PYTHONPATH=src /tmp/golden-venv/bin/python scripts/make_scaling_golden.py
 
 It calls transformers' own rope initialisation (``ROPE_INIT_FUNCTIONS`` in
 ``transformers.modeling_rope_utils``, and the default RoPE of ``LlamaRotaryEmbedding``) on a
-grid of methods, factors, head dimensions, bases, original contexts and options, and stores
-the float32 ``inv_freq`` it returns (exactly), the same code run in float64 (see
-:func:`torch_float_is_float64`), and the attention factor (a Python float).
-Works with transformers 4.4x (``rope_scaling`` + ``rope_theta``) and 5.x (``rope_parameters``).
-The case list is built by :func:`cases`, which the tests import as well (no transformers there).
+grid of methods, factors, head dimensions, bases, original contexts and options, on the
+configurations of published models (:data:`PUBLISHED`), and stores the float32 ``inv_freq`` it
+returns (exactly), the same code run in float64 (see :func:`torch_float_is_float64`), and the
+attention factor (a Python float). Every stored case is one transformers accepts: its config
+validation logs no warning about it (checked here). :data:`REJECTED` lists configurations
+transformers does not accept (its validation logs a warning naming the argument, or its code
+raises); the file records what transformers did with each, and posenc must reject them too.
+The file was made with transformers 5.24.0 (the newest release when it was regenerated); the
+code also runs with transformers 4.4x (``rope_scaling`` + ``rope_theta``).
+The case lists are built by :func:`cases` and :func:`rejected_cases`, which the tests import
+as well (no transformers there).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import contextlib
 import inspect
 import itertools
 import json
+import logging
+import math
 import sys
 from pathlib import Path
 
@@ -35,14 +43,79 @@ BASES = (10000.0, 500000.0, 1000000.0)
 ORIGINALS = (2048, 8192, 32768)
 DYNAMIC_SEQ_MULTIPLES = (0.5, 1.0, 1.37, 4.0, 16.0)
 YARN_OPTION_SETS = (
+    # both mscales given and non-zero: the ratio of the two factors
     {"mscale": 1.0, "mscale_all_dim": 1.0},
     {"mscale": 0.707, "mscale_all_dim": 1.0},
     {"mscale": 1.0, "mscale_all_dim": 0.707},
+    {"mscale": -1.0, "mscale_all_dim": 1.0},
+    # a zero or a missing one: transformers falls back to 0.1 ln s + 1
+    {"mscale": 1.0, "mscale_all_dim": 0.0},
+    {"mscale": 0.0, "mscale_all_dim": 1.0},
+    {"mscale": 0.0, "mscale_all_dim": 0.0},
+    {"mscale": 0.707},
+    {"mscale_all_dim": 0.707},
+    # a given attention_factor is used as is, and the mscales are ignored
     {"attention_factor": 1.25},
+    {"attention_factor": 1.25, "mscale": 0.707, "mscale_all_dim": 1.0},
+    {"attention_factor": 0.0},
     {"beta_fast": 16.0, "beta_slow": 2.0},
     {"beta_fast": 64.0, "beta_slow": 0.5, "truncate": False},
+    # equal betas are allowed; zero betas mean the defaults 32 and 1
+    {"beta_fast": 8.0, "beta_slow": 8.0},
+    {"beta_fast": 0.0, "beta_slow": 0.0},
 )
-LLAMA3_OPTION_SETS = ({"low_freq_factor": 2.0, "high_freq_factor": 8.0}, {"low_freq_factor": 0.5, "high_freq_factor": 16.0})
+LLAMA3_OPTION_SETS = (
+    {"low_freq_factor": 2.0, "high_freq_factor": 8.0},
+    {"low_freq_factor": 0.5, "high_freq_factor": 16.0},
+    # L / low_freq_factor < 0 is below every wavelength: transformers divides every pair
+    {"low_freq_factor": -1.0, "high_freq_factor": 4.0},
+)
+
+# Configurations of published models, as posenc.rope_scaling arguments (types as in config.json).
+PUBLISHED = (
+    # DeepSeek-V3: https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json
+    # "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+    # "original_max_position_embeddings": 4096, "type": "yarn"}, "rope_theta": 10000,
+    # "qk_rope_head_dim": 64 (the rotary part of each head; transformers' DeepseekV3Config sets
+    # head_dim = qk_rope_head_dim).
+    {"method": "yarn", "dim": 64, "base": 10000.0, "factor": 40, "original_max_position": 4096,
+     "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0},
+    # DeepSeek-V2: https://huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json
+    # the same, with "mscale": 0.707, "mscale_all_dim": 0.707.
+    {"method": "yarn", "dim": 64, "base": 10000.0, "factor": 40, "original_max_position": 4096,
+     "beta_fast": 32, "beta_slow": 1, "mscale": 0.707, "mscale_all_dim": 0.707},
+    # gpt-oss: https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (gpt-oss-120b the same)
+    # "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+    # "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": false},
+    # "rope_theta": 150000, "head_dim": 64 (also the defaults of transformers' GptOssConfig).
+    {"method": "yarn", "dim": 64, "base": 150000.0, "factor": 32.0, "original_max_position": 4096,
+     "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
+    # Qwen2.5 with YaRN: https://huggingface.co/Qwen/Qwen2.5-7B-Instruct, model card, "Processing
+    # Long Texts": add "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768,
+    # "type": "yarn"} to config.json; there "rope_theta": 1000000.0, hidden_size 3584 over 28 heads = 128.
+    {"method": "yarn", "dim": 128, "base": 1000000.0, "factor": 4.0, "original_max_position": 32768},
+    # Llama 3.1: https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json
+    # "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+    # "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "rope_theta": 500000.0,
+    # hidden_size 4096 over 32 heads = 128.
+    {"method": "llama3", "dim": 128, "base": 500000.0, "factor": 8.0, "original_max_position": 8192,
+     "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+)
+
+_YARN = {"method": "yarn", "dim": 64, "base": 10000.0, "factor": 8.0, "original_max_position": 4096}
+_LLAMA3 = {"method": "llama3", "dim": 128, "base": 500000.0, "factor": 8.0, "original_max_position": 8192}
+# Configurations transformers does not accept, with the argument posenc's error must name.
+REJECTED = (
+    ({"method": "linear", "dim": 64, "base": 10000.0, "factor": 0.5}, "factor"),  # validation: factor >= 1
+    ({**_YARN, "beta_fast": 1.0, "beta_slow": 2.0}, "beta_fast"),  # validation: beta_fast < beta_slow
+    ({**_YARN, "beta_slow": -1.0}, "beta_slow"),  # math.log of a negative number: ValueError
+    ({**_YARN, "attention_factor": -1.0}, "attention_factor"),  # validation: attention_factor < 0
+    # 0.1 * -10 * ln(e) + 1 == 0 exactly: ZeroDivisionError
+    ({**_YARN, "factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0}, "mscale_all_dim"),
+    # validation: high_freq_factor <= low_freq_factor; the smoothing divides by their difference
+    ({**_LLAMA3, "low_freq_factor": 2.0, "high_freq_factor": 2.0}, "high_freq_factor"),
+    ({**_LLAMA3, "low_freq_factor": 0.0}, "low_freq_factor"),  # L / 0: ZeroDivisionError
+)
 
 
 def cases() -> list[dict]:
@@ -68,7 +141,13 @@ def cases() -> list[dict]:
     for options, factor, dim, original in itertools.product(LLAMA3_OPTION_SETS, (8.0, 32.0), DIMS, (8192,)):
         out.append({"method": "llama3", "dim": dim, "base": 500000.0, "factor": factor,
                     "original_max_position": original, **options})
+    out.extend(dict(case) for case in PUBLISHED)
     return out
+
+
+def rejected_cases() -> list[dict]:
+    """Each configuration transformers rejects, as {"case": arguments, "argument": name}."""
+    return [{"case": dict(case), "argument": argument} for case, argument in REJECTED]
 
 
 TRANSFORMERS_TYPE = {"none": "default", "linear": "linear", "dynamic": "dynamic", "yarn": "yarn", "llama3": "llama3"}
@@ -94,11 +173,52 @@ def torch_float_is_float64():
         torch.float, torch.float32 = saved
 
 
+@contextlib.contextmanager
+def rope_warnings():
+    """Collect the messages transformers' rope code logs (its config validation warns there)."""
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = Collect(logging.WARNING)
+    logger = logging.getLogger("transformers.modeling_rope_utils")
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+
+
 def transformers_values(case: dict, *, float64: bool = False) -> tuple[np.ndarray, float]:
-    """inv_freq and attention factor from transformers for one case.
+    """inv_freq and attention factor from transformers for one case it accepts.
 
     float32 as transformers returns it; with ``float64`` the same code run in float64.
+    A warning from its rope validation is an AssertionError: the case is not accepted.
     """
+    with rope_warnings() as messages:
+        inv_freq, attention_factor = _values(case, float64=float64)
+    assert not messages, (case, messages)
+    return inv_freq, attention_factor
+
+
+def transformers_rejection(case: dict, argument: str) -> str:
+    """How transformers rejects a case: the error it raises, or its warning naming ``argument``.
+
+    An AssertionError if it accepts the case silently.
+    """
+    with rope_warnings() as messages:
+        try:
+            _values(case, float64=True)
+        except Exception as error:  # any error is a rejection; its text is kept
+            return f"raises {type(error).__name__}: {error}"
+    naming = [message for message in messages if argument in message]
+    assert naming, (case, argument, messages)
+    return f"warns: {naming[0]}"
+
+
+def _values(case: dict, *, float64: bool) -> tuple[np.ndarray, float]:
     from transformers import LlamaConfig
 
     method, dim, base = case["method"], case["dim"], case["base"]
@@ -164,12 +284,15 @@ def main() -> None:
         inv_freqs64.append(inv_freq64)
         factors.append(attention_factor)
     offsets = np.cumsum([0] + [len(f) for f in inv_freqs]).astype(np.int64)
+    rejected = [{**row, "transformers": transformers_rejection(row["case"], row["argument"])}
+                for row in rejected_cases()]
     meta = {
         "transformers": transformers.__version__,
         "torch": torch.__version__,
         "python": sys.version.split()[0],
         "made_by": "scripts/make_scaling_golden.py",
         "cases": all_cases,
+        "rejected": rejected,
     }
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
@@ -180,8 +303,8 @@ def main() -> None:
         offsets=offsets,
         attention_factor=np.array(factors, dtype=np.float64),
     )
-    print(f"wrote {len(all_cases)} cases ({offsets[-1]} frequencies) to {OUTPUT} "
-          f"with transformers {transformers.__version__}, torch {torch.__version__}")
+    print(f"wrote {len(all_cases)} cases ({offsets[-1]} frequencies) and {len(rejected)} rejected ones "
+          f"to {OUTPUT} with transformers {transformers.__version__}, torch {torch.__version__}")
 
 
 if __name__ == "__main__":

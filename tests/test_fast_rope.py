@@ -160,6 +160,50 @@ def test_no_grad_and_inference_mode_take_the_fast_kernel(layout):
                                    atol=2e-6, rtol=0)
 
 
+class MyTensor(torch.Tensor):
+    """A user-defined torch.Tensor subclass."""
+
+
+SUBCLASSES = {
+    "Parameter": torch.nn.Parameter,
+    "frozen-Parameter": lambda t: torch.nn.Parameter(t, requires_grad=False),
+    "MyTensor": lambda t: t.as_subclass(MyTensor),
+}
+FAST_KERNEL_FUNCTIONS = ("rotate_interleaved_complex", "rotate_interleaved_complex_autograd", "rotate_half_preallocated")
+
+
+def refuse_fast_kernels(monkeypatch):
+    """Make every fast kernel fail the test if it runs."""
+    def refuse(*args):
+        raise AssertionError("a tensor subclass reached a fast kernel")
+
+    for name in FAST_KERNEL_FUNCTIONS:
+        monkeypatch.setattr(fast_rope, name, refuse)
+
+
+@pytest.mark.parametrize("grad_mode", [torch.enable_grad, torch.no_grad])
+@pytest.mark.parametrize("subclass", list(SUBCLASSES))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_tensor_subclasses_never_reach_the_fast_kernels(layout, subclass, grad_mode, monkeypatch):
+    make = SUBCLASSES[subclass]
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(11), dtype=torch.float64)
+    positions = [0, 3, 7, 100, 2048]
+    cos, sin = cos_sin(positions, 8, torch.float64)
+    sub = make(x.clone())
+    with grad_mode():
+        assert fast_rope.choose_kernel(x, cos, sin, layout) == FAST_KERNEL[layout]  # the plain tensor takes one
+        assert fast_rope.choose_kernel(sub, cos, sin, layout) == "elementwise"
+        assert fast_rope.choose_kernel(x, make(cos.clone()), make(sin.clone()), layout) == "elementwise"
+        expected = rotate_pairs_elementwise(sub, cos, sin, layout)
+        refuse_fast_kernels(monkeypatch)
+        through_rotate_pairs = rotate_pairs(sub, cos, sin, layout)
+        through_apply_rope = apply_rope(sub, positions, layout=layout)
+    assert type(through_rotate_pairs) is type(expected) and torch.equal(through_rotate_pairs, expected)
+    assert type(through_apply_rope) is type(expected)
+    np.testing.assert_allclose(through_apply_rope.detach().as_subclass(torch.Tensor).numpy(),
+                               reference(x, positions, layout), atol=1e-12, rtol=0)
+
+
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch.func.jvp's own
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_torch_func_transforms_and_forward_mode_use_the_reference_formula(layout):

@@ -14,6 +14,18 @@ def test_import_posenc_imports_neither_torch_nor_matplotlib():
     assert result.stdout.split() == ["False", "False"]
 
 
+def test_numpy_calls_never_import_torch():
+    """The torch check of every entry point looks for torch in sys.modules; it never imports it."""
+    code = (
+        "import sys, numpy as np, posenc; from posenc.rope import rotate_pairs; x = np.ones((2, 4)); "
+        "posenc.apply_rope(x, [0, 1]); rotate_pairs(x, np.ones((2, 2)), np.zeros((2, 2))); "
+        "posenc.add_sinusoidal_encoding(x); posenc.sinusoidal_encoding_at([0, 1], 4); "
+        "print('torch' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False"]
+
+
 def test_setup_notebook_fixes_print_options_and_seeds():
     saved = np.get_printoptions()
     try:

@@ -10,7 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc import apply_rope, frequencies, rope_inv_freq, rope_matrix, rotation_matrix
-from posenc.rope import rope_angles, rope_decay_bound
+from posenc import add_sinusoidal_encoding
+from posenc._validation import is_torch_tensor
+from posenc.rope import rope_angles, rope_decay_bound, rotate_pairs
+from posenc.torch_rope import RotaryEmbedding
 
 
 def rope_by_loops(x, positions, base=10000.0, layout="interleaved", factor=1.0):
@@ -210,6 +213,65 @@ def test_torch_path_is_differentiable():
     apply_rope(x, [1, 2, 3]).pow(2).sum().backward()
     # a rotation keeps the norm, so d|Rx|^2/dx = 2x
     torch.testing.assert_close(x.grad, 2 * x.detach())
+
+
+class MyTensor(torch.Tensor):
+    """A user-defined torch.Tensor subclass: its type lives in this module, not in torch's."""
+
+
+def test_torch_detection_takes_every_tensor_subclass_and_nothing_else():
+    for tensor in (torch.ones(2), torch.ones(2).as_subclass(MyTensor), torch.nn.Parameter(torch.ones(2))):
+        assert is_torch_tensor(tensor)
+    for other in (np.ones(2), [1.0, 2.0], torch.Size([2, 3]), torch.float32, torch):
+        assert not is_torch_tensor(other)
+
+
+def rotate_with(entry_point, x, positions, layout):
+    """Rotate x by RoPE through one of the three public entry points that take torch tensors."""
+    if entry_point == "apply_rope":
+        return apply_rope(x, positions, layout=layout)
+    if entry_point == "rotate_pairs":
+        angles = rope_angles(positions, rope_inv_freq(x.shape[-1]))
+        return rotate_pairs(x, torch.from_numpy(np.cos(angles)), torch.from_numpy(np.sin(angles)), layout)
+    return RotaryEmbedding(x.shape[-1], layout=layout).rotate(x, positions)
+
+
+ENTRY_POINTS = ["apply_rope", "rotate_pairs", "RotaryEmbedding.rotate"]
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("entry_point", ENTRY_POINTS)
+def test_a_user_defined_tensor_subclass_is_rotated_and_keeps_its_type(entry_point, layout):
+    values = np.random.default_rng(9).normal(size=(2, 5, 8))
+    positions = [0, 4, 9, 300, 70000]
+    x = torch.from_numpy(values).as_subclass(MyTensor)
+    rotated = rotate_with(entry_point, x, positions, layout)
+    assert type(rotated) is MyTensor and rotated.dtype == torch.float64 and rotated.shape == x.shape
+    np.testing.assert_allclose(rotated.as_subclass(torch.Tensor).numpy(), apply_rope(values, positions, layout=layout),
+                               atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("entry_point", ENTRY_POINTS)
+def test_a_learned_parameter_is_rotated_and_gradients_reach_it(entry_point, layout):
+    values = np.random.default_rng(10).normal(size=(5, 8))
+    positions = [1, 2, 3, 500, 6]
+    parameter = torch.nn.Parameter(torch.from_numpy(values.copy()))
+    rotated = rotate_with(entry_point, parameter, positions, layout)
+    # what torch's own arithmetic returns for a Parameter (parameter * 1): a plain tensor in the graph
+    assert type(rotated) is torch.Tensor and rotated.grad_fn is not None
+    np.testing.assert_allclose(rotated.detach().numpy(), apply_rope(values, positions, layout=layout), atol=1e-12, rtol=0)
+    rotated.pow(2).sum().backward()  # a rotation keeps the norm: d|Rx|^2/dx = 2x
+    torch.testing.assert_close(parameter.grad, 2 * parameter.detach(), atol=1e-12, rtol=0)
+
+
+def test_numpy_only_arguments_reject_every_torch_tensor_naming_the_argument():
+    for tensor in (torch.ones(2, 4, dtype=torch.float64), torch.ones(2, 4, dtype=torch.float64).as_subclass(MyTensor),
+                   torch.nn.Parameter(torch.ones(2, 4, dtype=torch.float64))):
+        with pytest.raises(TypeError, match="^embeddings must be a numpy array, got a torch tensor"):
+            add_sinusoidal_encoding(tensor)
+    with pytest.raises(TypeError, match="^positions must hold integers"):
+        apply_rope(np.ones((2, 4)), torch.tensor([0.0, 1.0]).as_subclass(MyTensor))
 
 
 def test_float32_at_position_two_million_is_within_1e_5_of_float64():

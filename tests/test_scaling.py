@@ -18,6 +18,7 @@ from posenc.scaling import (
     correction_dim,
     correction_range,
     dynamic_scale,
+    llama3_ramp,
     ntk_aware_base,
     ramp_pair_index,
     ramp_rotations,
@@ -71,6 +72,38 @@ def test_golden_file_is_the_scripts_grid(golden):
     assert min(originals) == 2048 and max(originals) == 32768
     assert {case.get("truncate") for case, *_ in rows if case["method"] == "yarn"} >= {True, False}
     assert any("mscale" in case for case, *_ in rows) and any("attention_factor" in case for case, *_ in rows)
+    # zero, one and both of mscale / mscale_all_dim, and the published configurations
+    yarn_cases = [case for case, *_ in rows if case["method"] == "yarn"]
+    given = {(case.get("mscale"), case.get("mscale_all_dim")) for case in yarn_cases if "attention_factor" not in case}
+    assert {(1.0, 0.0), (0.0, 1.0), (0.0, 0.0), (0.707, None), (None, 0.707), (0.707, 1.0), (1.0, 1.0)} <= given
+    script = load_golden_script()
+    assert all(dict(case) in meta["cases"] for case in script.PUBLISHED) and len(script.PUBLISHED) >= 4
+    assert [(row["case"], row["argument"]) for row in meta["rejected"]] == [
+        (row["case"], row["argument"]) for row in script.rejected_cases()]
+    assert not any(row["case"] in meta["cases"] for row in meta["rejected"])
+
+
+def test_published_configurations_give_transformers_values(golden):
+    """DeepSeek-V3/V2, gpt-oss, Qwen2.5 with YaRN and Llama 3.1, to 1e-12 of transformers in float64."""
+    _, rows = golden
+    published = load_golden_script().PUBLISHED
+    found = [(case, ref64, factor) for case, _, ref64, factor in rows if case in published]
+    assert len(found) == len(published)
+    for case, ref64, attention_factor in found:
+        inv_freq, ours = call(case)
+        np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12, atol=0)
+        assert ours == attention_factor, case
+    factors = {case.get("mscale"): factor for case, _, factor in found if case["method"] == "yarn" and case["factor"] == 40}
+    assert factors == {1.0: 1.0, 0.707: 1.0}  # DeepSeek's equal mscales cancel
+
+
+def test_what_transformers_rejects_posenc_rejects_naming_the_argument(golden):
+    meta, _ = golden
+    assert len(meta["rejected"]) >= 5
+    for row in meta["rejected"]:
+        assert row["transformers"].startswith(("raises", "warns")), row
+        with pytest.raises((ValueError, TypeError), match=row["argument"]):
+            call(row["case"])
 
 
 def test_attention_factor_equals_transformers_exactly(golden):
@@ -110,7 +143,10 @@ def test_agrees_with_transformers_float32_output_to_2e_6(golden):
 def test_live_against_installed_transformers():
     pytest.importorskip("transformers")
     script = load_golden_script()
-    for case in script.cases()[::7]:
+    every_option_set = [case for case in script.cases() if case["method"] in ("yarn", "llama3")
+                        and case["dim"] == 64 and case.get("original_max_position") in (4096, 8192)
+                        and set(case) - {"method", "dim", "base", "factor", "original_max_position", "truncate"}]
+    for case in script.cases()[::7] + every_option_set + [dict(case) for case in script.PUBLISHED]:
         ref32, attention_factor = script.transformers_values(case)
         ref64, _ = script.transformers_values(case, float64=True)
         inv_freq, ours_factor = call(case)
@@ -119,6 +155,10 @@ def test_live_against_installed_transformers():
         ref32 = ref32.astype(np.float64)
         off = np.abs(inv_freq - ref32) > 2e-6 * ref32
         assert np.array_equal(off, np.abs(ref32 - ref64) > (2e-6 - 1e-12) * ref32), case
+    for row in script.rejected_cases():
+        assert script.transformers_rejection(row["case"], row["argument"])
+        with pytest.raises((ValueError, TypeError), match=row["argument"]):
+            call(row["case"])
 
 
 # ---------------------------------------------------------------- independent loops with math
@@ -242,6 +282,65 @@ def test_yarn_attention_factor_and_mscale():
             assert rope_scaling(method, 64, factor=16.0, **extra)[1] == 1.0
 
 
+def test_mscale_pair_as_transformers_reads_it():
+    """transformers tests `mscale and mscale_all_dim`: only two non-zero values give the ratio."""
+    s = 40.0
+    fallback = 0.1 * math.log(s) + 1
+    for given in ({}, {"mscale": 1.0, "mscale_all_dim": 0.0}, {"mscale": 0.0, "mscale_all_dim": 1.0},
+                  {"mscale": 0.0, "mscale_all_dim": 0.0}, {"mscale": 0.707}, {"mscale_all_dim": 0.707},
+                  {"mscale": None, "mscale_all_dim": 0.707}):
+        assert rope_scaling("yarn", 64, factor=s, original_max_position=4096, **given)[1] == fallback, given
+        assert yarn_attention_factor(s, **given) == fallback, given
+    for mscale, mscale_all_dim in ((1.0, 1.0), (0.707, 1.0), (1.0, 0.707), (-1.0, 1.0), (0.707, 0.707)):
+        expected = (0.1 * mscale * math.log(s) + 1) / (0.1 * mscale_all_dim * math.log(s) + 1)
+        got = rope_scaling("yarn", 64, factor=s, mscale=mscale, mscale_all_dim=mscale_all_dim)[1]
+        assert got == expected and (got == 1.0) == (mscale == mscale_all_dim)
+    # the frequencies do not depend on the attention options
+    plain = rope_scaling("yarn", 64, factor=s)[0]
+    np.testing.assert_array_equal(rope_scaling("yarn", 64, factor=s, mscale=0.707)[0], plain)
+
+
+def test_attention_factor_overrides_both_mscales():
+    for given in ({"mscale": 0.707, "mscale_all_dim": 1.0}, {"mscale": 0.707}, {}):
+        assert rope_scaling("yarn", 64, factor=16.0, attention_factor=1.25, **given)[1] == 1.25
+    assert rope_scaling("yarn", 64, factor=16.0, attention_factor=0.0)[1] == 0.0
+    assert yarn_mscale(16.0, 0.0) == 1.0 and yarn_mscale(1.0, -3.0) == 1.0
+
+
+def test_beta_none_or_zero_means_the_default_and_equal_betas_are_allowed():
+    defaults = rope_scaling("yarn", 64, factor=8.0, original_max_position=4096)[0]
+    for betas in ({"beta_fast": 0.0}, {"beta_slow": 0}, {"beta_fast": None, "beta_slow": None},
+                  {"beta_fast": 0.0, "beta_slow": 0.0}):
+        np.testing.assert_array_equal(rope_scaling("yarn", 64, factor=8.0, original_max_position=4096, **betas)[0],
+                                      defaults)
+    for truncate in (True, False):
+        got = rope_scaling("yarn", 64, factor=8.0, original_max_position=4096, beta_fast=8.0, beta_slow=8.0,
+                           truncate=truncate)[0]
+        np.testing.assert_allclose(got, yarn_by_loop(64, 1e4, 8.0, 4096, 8.0, 8.0, truncate), rtol=1e-13)
+    # one fractional bound: without truncate low == high, and the ramp is a step 0.001 wide
+    low, high = correction_range(64, original_max_position=4096, beta_fast=8.0, beta_slow=8.0, truncate=False)
+    assert low == high and not low.is_integer()
+    gamma = ramp_pair_index(64, low, high)
+    assert set(np.unique(gamma)) == {0.0, 1.0} and gamma[math.floor(low)] == 1 and gamma[math.ceil(low)] == 0
+
+
+def test_llama3_with_a_negative_low_freq_factor_divides_every_pair():
+    """Every wavelength exceeds L / low_freq_factor < 0, so transformers divides every pair by s.
+
+    Meta's loop tests "wavelength < L / high_freq_factor" first and would keep the fast pairs;
+    transformers tests "wavelength > L / low_freq_factor" first, and posenc follows transformers.
+    """
+    linear = rope_scaling("linear", 128, base=5e5, factor=8.0)[0]
+    for low, high in ((-1.0, 4.0), (-4.0, -1.0)):
+        got = rope_scaling("llama3", 128, base=5e5, factor=8.0, original_max_position=8192,
+                           low_freq_factor=low, high_freq_factor=high)[0]
+        np.testing.assert_array_equal(got, linear)
+    metas_loop = llama3_by_loop(128, 5e5, 8.0, 8192, -1.0, 4.0)
+    assert metas_loop[0] == 1.0 and metas_loop[-1] == linear[-1]
+    r = rotations_per_pair(128, 5e5, 8192)
+    np.testing.assert_array_equal(llama3_ramp(r, 1.0, 4.0), ramp_rotations(r, 1.0, 4.0))
+
+
 def test_apply_rope_takes_what_rope_scaling_returns_and_logits_scale_by_the_square():
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=(5, 64)), rng.normal(size=(5, 64))
@@ -297,6 +396,26 @@ def test_correction_range_truncation_and_clamps():
     low, high = correction_range(128, base=1e4, original_max_position=131072)
     assert high == 70.0 > 63
     assert ramp_pair_index(128, low, high)[-1] == pytest.approx(1 - (63 - low) / (high - low)) and ramp_pair_index(128, low, high)[-1] > 0
+
+
+def test_correction_range_can_return_low_above_high_and_the_ramp_then_reverses():
+    """Each bound is clamped on one side only, as in the reference: the result can leave [0, dim - 1]."""
+    # L = 4: pair 0 makes 4 / 2 pi < 1 turn, both raw bounds are negative, only low is raised to 0
+    assert correction_dim(1.0, 64, 1e4, 4) < -1
+    assert correction_range(64, original_max_position=4) == (0.0, -1.0)
+    np.testing.assert_array_equal(ramp_pair_index(64, 0.0, -1.0), np.ones(32))  # every pair kept
+    # L = 1e11: the fast bound lies past dim - 1 = 63, only high is lowered to 63
+    assert correction_dim(32.0, 64, 1e4, 10**11) > 63
+    assert correction_range(64, original_max_position=10**11) == (69.0, 63.0)
+    np.testing.assert_array_equal(ramp_pair_index(64, 69.0, 63.0), np.zeros(32))  # every pair interpolated
+    # the same through rope_scaling and the independent loop
+    for original, expected in ((4, rope_inv_freq(64)), (10**11, rope_inv_freq(64) / 8.0)):
+        got = rope_scaling("yarn", 64, factor=8.0, original_max_position=original)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-15)
+        np.testing.assert_allclose(got, yarn_by_loop(64, 1e4, 8.0, original), rtol=1e-15)
+    # a reversed ramp in general: 0 up to high, 1 from low
+    gamma = ramp_pair_index(32, 10.0, 5.0)
+    assert np.all(gamma[:6] == 0) and np.all(gamma[10:] == 1) and np.all(np.diff(gamma[5:11]) > 0)
 
 
 @pytest.mark.parametrize("dim,base", [(128, 1e4), (64, 5e5), (16, 100.0)])
@@ -359,13 +478,24 @@ def test_every_method_stays_between_interpolation_and_extrapolation(method, half
         (("ntk_by_parts", 64), {"factor": 2.0, "mscale": 1.0}, ValueError, "mscale"),
         (("llama3", 64), {"factor": 2.0, "truncate": False}, ValueError, "truncate"),
         (("yarn", 63), {"factor": 2.0}, ValueError, "dim"),
-        (("yarn", 64), {"factor": 2.0, "mscale": 1.0}, ValueError, "mscale_all_dim"),
-        (("yarn", 64), {"factor": 2.0, "mscale": 1.0, "mscale_all_dim": 1.0, "attention_factor": 1.2}, ValueError,
-         "attention_factor"),
+        (("yarn", 64), {"factor": 2.0, "mscale": "1"}, TypeError, "mscale"),
+        (("yarn", 64), {"factor": 2.0, "mscale": 1.0, "mscale_all_dim": math.nan}, ValueError, "mscale_all_dim"),
+        (("yarn", 64), {"factor": 2.0, "mscale_all_dim": "x"}, TypeError, "mscale_all_dim"),
+        # 0.1 * -10 * ln(e) + 1 == 0 exactly: transformers raises ZeroDivisionError
+        (("yarn", 64), {"factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0}, ValueError, "mscale_all_dim"),
+        (("yarn", 64), {"factor": 2.0, "attention_factor": "1"}, TypeError, "attention_factor"),
+        (("yarn", 64), {"factor": 2.0, "beta_slow": -1.0}, ValueError, "beta_slow"),
+        (("yarn", 64), {"factor": 2.0, "beta_fast": -1.0}, ValueError, "beta_fast"),
+        (("yarn", 64), {"factor": 2.0, "beta_fast": 0.0, "beta_slow": 40.0}, ValueError, "beta_fast"),
         (("yarn", 64), {"factor": 2.0, "truncate": 1}, TypeError, "truncate"),
         (("yarn", 64), {"factor": 2.0, "beta_fast": 1.0, "beta_slow": 2.0}, ValueError, "beta_fast"),
         (("yarn", 64), {"factor": 2.0, "attention_factor": -1.0}, ValueError, "attention_factor"),
         (("llama3", 64), {"factor": 2.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0}, ValueError, "high_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": 2.0, "high_freq_factor": 2.0}, ValueError, "high_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": 0.0}, ValueError, "low_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": -1.0, "high_freq_factor": 0.0}, ValueError,
+         "high_freq_factor"),
+        (("llama3", 64), {"factor": 2.0, "low_freq_factor": None}, TypeError, "low_freq_factor"),
         (("none", 64), {"factor": 2.0}, ValueError, "factor"),
         (("ntk", 2), {"factor": 2.0}, ValueError, "dim"),
         (("yarn", 64), {"factor": 2.0, "original_max_position": 0}, ValueError, "original_max_position"),

@@ -105,6 +105,29 @@ def test_shift_identity_holds_at_any_position_and_offset(position, offset, d_mod
                                sinusoidal_encoding_at([position + offset], d_model)[0], atol=1e-9)
 
 
+@pytest.mark.parametrize("offset", [2**53, -(2**53), np.int64(2**53)])
+@pytest.mark.parametrize("d_model,base", [(8, 10000.0), (6, 500.0)])
+def test_offset_at_the_documented_limit_2_to_the_53_is_accepted_and_exact(offset, d_model, base):
+    """2**53 is a power of two, so offset * omega_i is exact in float64; 50-digit arithmetic on the same
+    float64 frequencies then gives the true blocks, far from the identity."""
+    import mpmath
+
+    expected = np.zeros((d_model, d_model))
+    with mpmath.workdps(50):
+        for i, omega in enumerate(frequencies(d_model, base)):
+            beta = mpmath.mpf(int(offset)) * mpmath.mpf(float(omega))
+            cos, sin = float(mpmath.cos(beta)), float(mpmath.sin(beta))
+            expected[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[cos, sin], [-sin, cos]]
+    np.testing.assert_allclose(shift_matrix(offset, d_model, base), expected, rtol=0, atol=1e-15)
+    assert np.max(np.abs(expected - np.eye(d_model))) > 1.0
+
+
+@pytest.mark.parametrize("offset", [2**53 + 1, -(2**53) - 1])
+def test_offset_one_past_the_documented_limit_is_rejected(offset):
+    with pytest.raises(ValueError, match=r"^offset must be at most 2\*\*53 in magnitude"):
+        shift_matrix(offset, 8)
+
+
 @pytest.mark.parametrize(
     "arguments,error,name",
     [

@@ -110,6 +110,14 @@ def test_additive_fusion_adds_row_p_of_the_table_to_token_p():
         add_sinusoidal_encoding(np.ones((2, 4), dtype=bool))
 
 
+@pytest.mark.parametrize("base", [100.0, 500000.0])
+def test_additive_fusion_uses_the_base_it_is_given(base):
+    embeddings = np.random.default_rng(8).normal(size=(7, 6))
+    fused = add_sinusoidal_encoding(embeddings, base=base)
+    np.testing.assert_array_equal(fused, embeddings + sinusoidal_encoding(7, 6, base))
+    assert np.max(np.abs(fused - add_sinusoidal_encoding(embeddings))) > 0.1  # not the default base's table
+
+
 @pytest.mark.parametrize(
     "call,error,name",
     [

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import apply_rope, rope_inv_freq
+from posenc import apply_rope, rope_inv_freq, rope_matrix
 from posenc.torch_rope import RotaryEmbedding
 
 
@@ -21,6 +21,27 @@ def test_module_equals_apply_rope_on_q_and_k(layout, dtype):
     torch.testing.assert_close(q_rot, apply_rope(q, positions, layout=layout), atol=exact, rtol=0)
     torch.testing.assert_close(k_rot, apply_rope(k, positions, layout=layout), atol=exact, rtol=0)
     assert q_rot.dtype == dtype and q_rot.shape == q.shape
+
+
+def rotated_by_rope_matrix(x, positions, layout):
+    """Row m of x times the block-diagonal R(positions[m]) of rope_matrix, numpy float64: no cache, no kernel."""
+    matrices = np.stack([rope_matrix(int(p), x.shape[-1], layout=layout) for p in positions])
+    return np.einsum("sij,...sj->...si", matrices, x.double().numpy())
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_forward_rotates_q_and_k_at_the_positions_it_is_given(layout):
+    generator = torch.Generator().manual_seed(7)
+    q = torch.randn(2, 4, 5, 16, generator=generator, dtype=torch.float64)
+    k = torch.randn(2, 2, 5, 16, generator=generator, dtype=torch.float64)
+    positions = [3, 17, 17, 250, 9]  # offset, repeated and out of order: nothing like 0 .. seq-1
+    rope = RotaryEmbedding(16, layout=layout)
+    q_rot, k_rot = rope(q, k, positions)
+    np.testing.assert_allclose(q_rot.numpy(), rotated_by_rope_matrix(q, positions, layout), atol=1e-12, rtol=0)
+    np.testing.assert_allclose(k_rot.numpy(), rotated_by_rope_matrix(k, positions, layout), atol=1e-12, rtol=0)
+    # the positions matter: at the default 0 .. seq-1 both results differ by far more than the tolerance
+    q_default, k_default = rope(q, k)
+    assert torch.max(torch.abs(q_rot - q_default)) > 0.1 and torch.max(torch.abs(k_rot - k_default)) > 0.1
 
 
 def test_cache_grows_on_demand_to_a_power_of_two_and_stays_correct():

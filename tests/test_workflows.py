@@ -1,4 +1,4 @@
-"""The GitHub workflows: pinned actions, least privilege, and CI running exactly .ci/run."""
+"""The GitHub workflows: pinned actions, least privilege, CI running exactly .ci/run on x86-64 and arm64."""
 
 import re
 from pathlib import Path
@@ -40,3 +40,15 @@ def test_ci_runs_the_readme_command_and_publish_builds_from_main():
     assert publish[True]["push"]["branches"] == ["main"]
     assert [step["run"] for step in steps(publish) if "run" in step] == ["make book"]
     assert (WORKFLOWS.parents[1] / ".ci" / "run").read_text(encoding="utf-8").rstrip().endswith("make test")
+
+
+def test_ci_runs_on_an_x86_64_and_an_arm64_runner():
+    # GitHub's hosted runner labels: ubuntu-24.04 is x86-64, ubuntu-24.04-arm is arm64.
+    ci = load("ci.yml")
+    (job,) = ci["jobs"].values()
+    assert job["runs-on"] == "${{ matrix.runner }}"
+    runners = job["strategy"]["matrix"]["runner"]
+    assert "ubuntu-24.04" in runners and "ubuntu-24.04-arm" in runners
+    assert job["strategy"]["fail-fast"] is False  # one family failing does not hide the other's result
+    # one image for both, which exists for both architectures and where .ci/run can install Chromium
+    assert job["container"].startswith("python:3.11-bookworm")

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
+
+
+def is_torch_tensor(value: object) -> bool:
+    """Whether ``value`` is a ``torch.Tensor``, subclasses included (``nn.Parameter``, a user's own).
+
+    Never imports torch: a tensor exists only once torch is imported, so
+    without torch in ``sys.modules`` the answer is False.
+    """
+    tensor_type = getattr(sys.modules.get("torch"), "Tensor", None)
+    return tensor_type is not None and isinstance(value, tensor_type)
 
 
 def check_positive_int(value: object, name: str) -> int:
@@ -40,7 +51,7 @@ def as_float_array(value: object, name: str) -> np.ndarray:
     Accepts numpy arrays and nested lists of real numbers. Booleans, complex numbers,
     strings and objects are a ``TypeError``; NaN or infinity is a ``ValueError``.
     """
-    if type(value).__module__.startswith("torch"):
+    if is_torch_tensor(value):
         raise TypeError(f"{name} must be a numpy array, got a torch tensor; call .numpy() first")
     array = np.asarray(value)
     if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
@@ -65,7 +76,7 @@ def as_int_array(value: object, name: str) -> np.ndarray:
     tensor. Floats (even whole ones), booleans and other kinds are a ``TypeError``;
     any rank other than 1 is a ``ValueError``.
     """
-    if type(value).__module__.startswith("torch") and hasattr(value, "dtype"):
+    if is_torch_tensor(value):
         dtype = value.dtype
         if dtype.is_floating_point or dtype.is_complex or str(dtype) == "torch.bool":
             raise TypeError(f"{name} must hold integers, got a tensor of dtype {dtype}")

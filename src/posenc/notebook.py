@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -14,11 +15,27 @@ def set_print_options() -> None:
     np.set_printoptions(**PRINT_OPTIONS)
 
 
-def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int = 1) -> np.random.Generator:
+def torch_threads_from_environment() -> int:
+    """The torch thread count a notebook uses unless told otherwise: ``OMP_NUM_THREADS``, else 1.
+
+    `make test` sets ``OMP_NUM_THREADS=1``; `make portability` sets 1 and 2 in turn, and the
+    notebooks must follow it, or the second run would silently repeat the first.
+    """
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if not value:
+        return 1
+    first = value.split(",")[0]  # OpenMP allows a list of counts for nested levels
+    if not first.isdigit() or int(first) < 1:
+        raise ValueError(f"OMP_NUM_THREADS must be a positive integer, got {value!r}")
+    return int(first)
+
+
+def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int | None = None) -> np.random.Generator:
     """Seed numpy (and Python's ``random``), fix print options and the shared figure style.
 
-    With ``use_torch`` it also seeds torch and fixes its thread count, so chapters that
-    train get the same numbers on every run of this machine. Returns a seeded
+    With ``use_torch`` it also seeds torch and fixes its thread count (``torch_threads``, by
+    default :func:`torch_threads_from_environment`: ``OMP_NUM_THREADS``, else 1), so chapters
+    that train get the same numbers on every run of this machine. Returns a seeded
     ``np.random.Generator`` for the chapter to draw from.
     """
     from posenc import plotting  # imported here: `import posenc` must not import matplotlib
@@ -33,5 +50,5 @@ def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int
         import torch
 
         torch.manual_seed(seed)
-        torch.set_num_threads(torch_threads)
+        torch.set_num_threads(torch_threads_from_environment() if torch_threads is None else torch_threads)
     return np.random.default_rng(seed)

@@ -19,14 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from posenc._validation import as_float_array, as_int_array, check_even_positive_int, check_int, check_positive_float
+from posenc._validation import (
+    as_float_array,
+    as_int_array,
+    check_even_positive_int,
+    check_int,
+    check_positive_float,
+    is_torch_tensor,
+)
 from posenc.sinusoidal import frequencies
 
 LAYOUTS = ("interleaved", "half")
-
-
-def _is_torch_tensor(value: object) -> bool:
-    return type(value).__module__.startswith("torch") and hasattr(value, "dtype") and hasattr(value, "shape")
 
 
 def _check_layout(layout: object) -> str:
@@ -48,7 +51,7 @@ def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
 def _resolve_inv_freq(dim: int, inv_freq: object, base: float) -> np.ndarray:
     if inv_freq is None:
         return rope_inv_freq(dim, base)
-    if _is_torch_tensor(inv_freq):
+    if is_torch_tensor(inv_freq):
         inv_freq = inv_freq.detach().cpu().double().numpy()
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.shape != (dim // 2,):
@@ -64,7 +67,7 @@ def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
     position 10**6 is right to about 1e-10 rad.
     """
     positions = as_int_array(positions, "positions")
-    if _is_torch_tensor(inv_freq):
+    if is_torch_tensor(inv_freq):
         inv_freq = inv_freq.detach().cpu().double().numpy()
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.ndim != 1:
@@ -111,7 +114,7 @@ def rope_matrix(
 
 def _check_x(x: Any) -> tuple[bool, tuple[int, ...]]:
     """Return (is_torch, shape) for a float array/tensor of shape (..., seq, dim)."""
-    if _is_torch_tensor(x):
+    if is_torch_tensor(x):
         if not x.dtype.is_floating_point:
             raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
         is_torch = True
@@ -151,7 +154,10 @@ def apply_rope(
     Elementwise, O(seq * dim): for a pair (a, b) with angle phi,
     a' = a cos phi - b sin phi, b' = a sin phi + b cos phi,
     i.e. ``rope_matrix(m) @ x[m]``.
-    Returns the same type, dtype, device and shape as ``x``.
+    Returns the same type, dtype, device and shape as ``x``. A torch.Tensor
+    subclass takes the reference formula and comes back as torch's own
+    operators return it: a user's subclass stays one, an ``nn.Parameter``
+    gives a plain tensor in the autograd graph (as ``parameter * 1`` does).
     """
     is_torch, shape = _check_x(x)
     dim = shape[-1]
@@ -214,7 +220,7 @@ def rotate_pairs(
     :func:`apply_rope` is the checked entry point.
     """
     layout = _check_layout(layout)
-    if _is_torch_tensor(x):
+    if is_torch_tensor(x):
         from posenc import fast_rope
 
         return fast_rope.rotate(x, cos, sin, layout, rotate_pairs_elementwise)
@@ -232,7 +238,7 @@ def rotate_pairs_elementwise(
     """
     layout = _check_layout(layout)
     half = x.shape[-1] // 2
-    if _is_torch_tensor(x):
+    if is_torch_tensor(x):
         import torch
 
         stack, concat = torch.stack, torch.cat

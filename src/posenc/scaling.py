@@ -35,7 +35,18 @@ they agree with deployed models; ``"llama3"`` is exactly the paper's form
 with alpha = 1, beta = 4.
 
 Everything is numpy float64. Option names are those of ``transformers``'
-rope parameters.
+rope parameters, and every configuration that ``transformers`` accepts
+gives its result (``_compute_yarn_parameters``, ``_compute_llama3_parameters``
+and the ``_validate_*_rope_parameters`` checks in its
+``modeling_rope_utils.py``), even where its rule is surprising: a missing or
+zero ``mscale`` or ``mscale_all_dim`` falls back to 0.1 ln s + 1, a missing
+or zero ``beta_fast`` / ``beta_slow`` means 32 / 1, an ``attention_factor``
+overrides both mscales. A value that ``transformers``' validation flags as
+invalid (it logs a warning and computes anyway: factor < 1, beta_fast <
+beta_slow, a negative attention_factor, high_freq_factor <=
+low_freq_factor) or that makes its code raise is a ValueError here, naming
+the argument. One exception: ``truncate`` must be True or False, while
+``transformers`` takes any value for its truth (None counts as False).
 """
 
 from __future__ import annotations
@@ -89,6 +100,19 @@ def _check_factor(factor: object) -> float:
             f"not shrunk), got {factor}"
         )
     return factor
+
+
+def _check_real(value: object, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number, any sign."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a real number, got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
 
 
 def _check_bool(value: object, name: str) -> bool:
@@ -197,16 +221,24 @@ def correction_range(
     theta_i), high where they make ``beta_slow`` turns (slower pairs are
     divided by s); see :func:`correction_dim`. With ``truncate`` the bounds
     are rounded outwards, low = floor, high = ceil, as in the YaRN
-    repository. Both are then clamped to [0, dim - 1] exactly as the
-    reference does: note dim - 1, not dim/2 - 1, so a high beyond the last
-    pair is kept (gamma then never reaches 0: the last pair is not fully
-    interpolated). Returns floats (whole numbers when ``truncate``).
+    repository. Then, exactly as the reference does, low is raised to at
+    least 0 and high lowered to at most dim - 1; each bound is clamped on
+    one side only, so the result need not lie in [0, dim - 1]. Note dim - 1,
+    not dim/2 - 1: a high beyond the last pair is kept (gamma then never
+    reaches 0: the last pair is not fully interpolated). A very short or
+    very long context gives low > high: dim 64, base 10 000 gives (0, -1)
+    for L = 4 (pair 0 makes under one turn) and (69, 63) for L = 1e11
+    (the fast bound lies past dim - 1); :func:`ramp_pair_index` says what
+    the ramp then does. Returns floats (whole numbers when ``truncate``).
+
+    beta_fast equal to beta_slow is allowed, as ``transformers`` allows it
+    (its validation only flags beta_fast < beta_slow).
     """
     beta_fast = check_positive_float(beta_fast, "beta_fast")
     beta_slow = check_positive_float(beta_slow, "beta_slow")
-    if beta_fast <= beta_slow:
+    if beta_fast < beta_slow:
         raise ValueError(
-            "beta_fast must be larger than beta_slow, got "
+            "beta_fast must be at least beta_slow, got "
             f"beta_fast={beta_fast}, beta_slow={beta_slow}"
         )
     truncate = _check_bool(truncate, "truncate")
@@ -223,9 +255,20 @@ def ramp_pair_index(dim: int, low: float, high: float) -> np.ndarray:
     gamma_i = 1 - clip((i - low) / (high - low), 0, 1): 1 (keep theta_i)
     for i <= low, 0 (divide by s) for i >= high. The reference's
     ``linear_ramp`` is 1 - gamma; like it, ``high`` is nudged by 0.001 when
-    low == high, and low > high is computed as written (it arises only when
-    low passes dim - 1, i.e. every pair makes more than beta_fast turns;
-    the reference then interpolates every pair, and so does this function).
+    low == high, and low > high is computed as written, which reverses the
+    ramp: gamma is 0 for i <= high and 1 for i >= low. From
+    :func:`correction_range` low > high arises in two ways only, and in
+    both every pair lands on one side of the reversed ramp:
+
+    * high < 0, when pair 0 makes fewer than beta_slow turns in L (with
+      ``truncate``, few enough that ceil keeps the bound below 0; for
+      example (0, -1) at L = 4): gamma = 1 for every pair, the reference
+      keeps every frequency unchanged;
+    * low > dim - 1, when the fast bound lies past dim - 1, so that high
+      is clamped below it (for example (69, 63) for dim 64 at L = 1e11):
+      gamma = 0 for every pair, the reference interpolates every pair.
+
+    This function does the same in both cases.
     """
     dim = check_even_positive_int(dim, "dim")
     low, high = float(low), float(high)
@@ -328,10 +371,12 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
 
     YaRN paper: the recommended attention temperature for LLaMA,
     sqrt(1/t) = 0.1 ln s + 1 (``mscale`` = 1). It multiplies cos and sin,
-    so q.k logits scale by its square, 1/t.
+    so q.k logits scale by its square, 1/t. Like ``get_mscale`` in
+    ``transformers``' ``_compute_yarn_parameters``, ``mscale`` may be any
+    finite number (0 gives 1, a negative one a factor below 1).
     """
     factor = check_positive_float(factor, "factor")
-    mscale = check_positive_float(mscale, "mscale")
+    mscale = _check_real(mscale, "mscale")
     if factor <= 1:
         return 1.0
     return 0.1 * mscale * math.log(factor) + 1.0
@@ -346,31 +391,100 @@ def yarn_attention_factor(
 ) -> float:
     """The number YaRN multiplies cos and sin by, as transformers chooses it.
 
-    ``attention_factor`` if given; else
-    yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim) when both are
-    given (DeepSeek's convention); else yarn_mscale(s) = 0.1 ln s + 1.
-    Giving only one of mscale / mscale_all_dim, or them together with
-    attention_factor, is a ValueError: transformers would silently ignore
-    them.
+    Follows ``_compute_yarn_parameters`` in ``transformers``'
+    ``modeling_rope_utils.py``, in its order:
+
+    1. ``attention_factor`` if it is given (not None), as is, and
+       ``mscale`` and ``mscale_all_dim`` are then ignored. 0 is allowed;
+       a negative value is a ValueError (``transformers``' validation flags
+       it).
+    2. yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim) if both are
+       given and non-zero (DeepSeek's convention). Any finite values are
+       allowed; a denominator of exactly 0 is a ValueError naming
+       ``mscale_all_dim`` (``transformers`` raises ZeroDivisionError).
+    3. Otherwise yarn_mscale(s) = 0.1 ln s + 1: ``transformers`` tests
+       ``mscale and mscale_all_dim`` for truth, so when either is missing
+       or zero the other is ignored and this fallback is used.
     """
     factor = _check_factor(factor)
-    if (mscale is None) != (mscale_all_dim is None):
-        raise ValueError(
-            "mscale and mscale_all_dim must be given together "
-            "(transformers ignores one without the other), "
-            f"got mscale={mscale!r}, mscale_all_dim={mscale_all_dim!r}"
-        )
-    if attention_factor is not None:
-        if mscale is not None:
-            raise ValueError(
-                "give either attention_factor or mscale/mscale_all_dim, "
-                "not both"
-            )
-        return check_positive_float(attention_factor, "attention_factor")
     if mscale is not None:
-        numerator = yarn_mscale(factor, mscale)
-        return float(numerator / yarn_mscale(factor, mscale_all_dim))
-    return yarn_mscale(factor)
+        mscale = _check_real(mscale, "mscale")
+    if mscale_all_dim is not None:
+        mscale_all_dim = _check_real(mscale_all_dim, "mscale_all_dim")
+    if attention_factor is not None:
+        return _check_attention_factor(attention_factor)
+    if not (mscale and mscale_all_dim):
+        return yarn_mscale(factor)
+    denominator = yarn_mscale(factor, mscale_all_dim)
+    if denominator == 0.0:
+        raise ValueError(
+            f"mscale_all_dim={mscale_all_dim} makes the denominator "
+            f"0.1 * mscale_all_dim * ln(factor) + 1 zero at factor={factor}"
+        )
+    return float(yarn_mscale(factor, mscale) / denominator)
+
+
+def _check_attention_factor(value: object) -> float:
+    """A given attention_factor: finite and >= 0, as transformers wants."""
+    value = _check_real(value, "attention_factor")
+    if value < 0:
+        raise ValueError(
+            "attention_factor must be a finite number >= 0 (transformers "
+            f"flags a negative one), got {value}"
+        )
+    return value
+
+
+def _beta(value: object, name: str, default: float) -> float:
+    """beta_fast or beta_slow as transformers reads it: ``value or default``.
+
+    None and 0 both mean the default (32 for beta_fast, 1 for beta_slow).
+    """
+    if value is None:
+        return default
+    value = _check_real(value, name)
+    return value if value != 0 else default
+
+
+def llama3_ramp(
+    rotations: np.ndarray, low_freq_factor: float, high_freq_factor: float
+) -> np.ndarray:
+    """gamma of Llama 3.1's rule for turns r_i = L / lambda_i, shape of r.
+
+    Meta's rule, as ``transformers``' ``_compute_llama3_parameters`` runs
+    it: pairs with wavelength below L / high_freq_factor are kept
+    (gamma = 1), those above L / low_freq_factor are divided by s
+    (gamma = 0), and those in between are mixed with
+    (r - low_freq_factor) / (high_freq_factor - low_freq_factor): the
+    paper's ramp :func:`ramp_rotations` with alpha = low_freq_factor,
+    beta = high_freq_factor. A negative low_freq_factor puts L /
+    low_freq_factor below every wavelength, so every pair is divided
+    (gamma = 0), as in ``transformers``.
+
+    ValueError, naming the argument: either factor 0 (``transformers``
+    divides L by it and raises ZeroDivisionError), or high_freq_factor <=
+    low_freq_factor. ``transformers``' validation flags the latter too;
+    at equality its smoothing divides by high_freq_factor -
+    low_freq_factor = 0, which gives NaN for a pair whose wavelength is
+    exactly L / low_freq_factor.
+    """
+    low = _check_real(low_freq_factor, "low_freq_factor")
+    high = _check_real(high_freq_factor, "high_freq_factor")
+    for name, value in (("low_freq_factor", low), ("high_freq_factor", high)):
+        if value == 0:
+            raise ValueError(
+                f"{name} must not be 0 (the rule divides the original "
+                "context by it)"
+            )
+    if high <= low:
+        raise ValueError(
+            "high_freq_factor must be larger than low_freq_factor, "
+            f"got high_freq_factor={high} <= low_freq_factor={low}"
+        )
+    rotations = as_float_array(rotations, "rotations")
+    if low < 0:
+        return np.zeros_like(rotations)
+    return ramp_rotations(rotations, low, high)
 
 
 # ------------------------------------------------------------- the contract
@@ -399,6 +513,12 @@ def rope_scaling(
     float64, in radians per position; attention_factor multiplies cos and
     sin (q.k logits scale by its square) and is 1.0 for every method but
     ``"yarn"``. Pass both to :func:`posenc.apply_rope`.
+
+    Options are read as ``transformers`` reads them (see the module
+    docstring): beta_fast / beta_slow None or 0 mean 32 / 1, and beta_fast
+    may equal beta_slow (:func:`correction_range`); for the attention
+    factor see :func:`yarn_attention_factor`, for Llama 3.1 see
+    :func:`llama3_ramp`.
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -445,19 +565,12 @@ def rope_scaling(
         scale = dynamic_scale(factor, original_max_position, seq_len)
         return frequencies(dim, ntk_aware_base(base, dim, scale)), 1.0
     if method == "llama3":
-        low_freq_factor = check_positive_float(
-            settings["low_freq_factor"], "low_freq_factor"
-        )
-        high_freq_factor = check_positive_float(
-            settings["high_freq_factor"], "high_freq_factor"
-        )
-        if high_freq_factor <= low_freq_factor:
-            raise ValueError(
-                "high_freq_factor must be larger than low_freq_factor, "
-                f"got {high_freq_factor} <= {low_freq_factor}"
-            )
         rotations = rotations_per_pair(dim, base, original_max_position)
-        gamma = ramp_rotations(rotations, low_freq_factor, high_freq_factor)
+        gamma = llama3_ramp(
+            rotations,
+            settings["low_freq_factor"],
+            settings["high_freq_factor"],
+        )
         return blend_frequencies(theta, factor, gamma), 1.0
 
     # ntk_by_parts and yarn: the reference ramp in the pair index
@@ -465,8 +578,8 @@ def rope_scaling(
         dim,
         base=base,
         original_max_position=original_max_position,
-        beta_fast=settings["beta_fast"],
-        beta_slow=settings["beta_slow"],
+        beta_fast=_beta(settings["beta_fast"], "beta_fast", 32.0),
+        beta_slow=_beta(settings["beta_slow"], "beta_slow", 1.0),
         truncate=settings["truncate"],
     )
     gamma = ramp_pair_index(dim, low, high)

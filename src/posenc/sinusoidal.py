@@ -118,7 +118,9 @@ def shift_matrix(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray
          [-sin beta_i, cos beta_i]]    cos(a + b) = cos a cos b - sin a sin b
 
     i.e. a clockwise rotation by beta_i, because a pair is stored as
-    (sin, cos). ``offset`` is any integer; negative offsets shift back.
+    (sin, cos). ``offset`` is any integer with |offset| <= 2**53 (float64
+    holds every integer up to there; beyond, a ValueError); negative
+    offsets shift back.
     """
     offset = check_int(offset, "offset")
     if abs(offset) > 2**53:

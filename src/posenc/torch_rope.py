@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from posenc._validation import check_even_positive_int, check_positive_float, check_positive_int
-from posenc._validation import as_int_array
+from posenc._validation import as_int_array, is_torch_tensor
 from posenc.rope import _check_layout, _resolve_inv_freq, rope_angles, rotate_pairs
 
 
@@ -60,8 +60,11 @@ class RotaryEmbedding(nn.Module):
         self.sin_cached = torch.from_numpy(np.sin(angles) * self.attention_factor).to(device)
 
     def rotate(self, x: torch.Tensor, positions: object = None) -> torch.Tensor:
-        """Rotate one tensor of shape (..., seq, dim); positions default to 0 .. seq-1."""
-        if not isinstance(x, torch.Tensor) or not x.dtype.is_floating_point:
+        """Rotate one tensor of shape (..., seq, dim); positions default to 0 .. seq-1.
+
+        Tensor subclasses are rotated as :func:`posenc.apply_rope` rotates them.
+        """
+        if not is_torch_tensor(x) or not x.dtype.is_floating_point:
             raise TypeError(f"x must be a floating-point torch tensor, got {type(x).__name__}")
         if x.ndim < 2 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have shape (..., seq, {self.dim}), got {tuple(x.shape)}")
