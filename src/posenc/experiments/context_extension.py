@@ -60,8 +60,8 @@ DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 #: The book's data, found from this file (src/posenc/experiments/ -> the repository root).
 DEFAULT_DIR = Path(__file__).resolve().parents[3] / "book" / "data" / "context_extension"
 #: Measured on this project's 2-core machine; shown by ``--help``.
-TRAIN_TIME_NOTE = "about TODO min for the five default seeds on 2 cores"
-EVAL_TIME_NOTE = "about TODO min for five seeds"
+TRAIN_TIME_NOTE = "33 min measured for the five default seeds on a shared 2-core machine, 4.7 min for seed 0 alone on a quiet one"
+EVAL_TIME_NOTE = "9 min measured for five seeds, 1 thread"
 RESULTS_FILE = "results.json"
 SUMMARY_FILE = "results.csv"
 TRAIN_LOG_FILE = "train_log.json"
@@ -564,7 +564,7 @@ def baseline_accuracy(results: dict, length: int) -> dict[str, dict[str, float]]
 #: of every stored seed with each kernel family of an AVX-512 machine (default, avx2,
 #: avx512) and 1 and 2 threads; these are the largest changes it saw: relative, of a chunk's
 #: summed loss and summed entropy; absolute, of any logit.
-MEASURED_DRIFT = {"loss": 1.2e-5, "entropy": 1.2e-7, "logit": 2.8e-5}
+MEASURED_DRIFT = {"loss": 1.2e-5, "entropy": 1.2e-7, "logit": 3.5e-5}
 #: Ten times the measured drift, for processors we could not try (arm64 among them).
 LOSS_RTOL = 10 * MEASURED_DRIFT["loss"]
 ENTROPY_RTOL = 10 * MEASURED_DRIFT["entropy"]
