@@ -397,3 +397,14 @@ def test_summary_csv_is_the_summary_of_the_results():
         assert (int(line["seed"]), line["model"], line["method"], float(line["factor"]), int(line["length"])) == (
             row["seed"], row["model"], row["method"], row["factor"], row["length"])
         assert float(line["accuracy"]) == pytest.approx(row["accuracy"], abs=1e-6)
+
+
+def test_spread_table_prints_mean_and_the_range_over_seeds():
+    table = ce.spread_table({"yarn": [np.array([0.9, 0.8, 1.0]), np.array([0.5, 0.7, 0.6])]}, ["2L", "4L"])
+    assert table.splitlines() == [
+        " " * 16 + "          2L          4L",
+        "yarn" + " " * 12 + "        0.90        0.60",
+        " " * 16 + " [0.80-1.00] [0.50-0.70]",
+    ]
+    with pytest.raises(ValueError, match="one entry per column"):
+        ce.spread_table({"yarn": [np.array([1.0])]}, ["2L", "4L"])

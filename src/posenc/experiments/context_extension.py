@@ -655,6 +655,18 @@ def across_seeds(results_by_seed: dict[int, dict], column: str = "accuracy") -> 
     return {key: np.array([table[key] for table in tables]) for key in common}
 
 
+def spread_table(rows: dict[str, list[np.ndarray]], columns: list[str], label_width: int = 16) -> str:
+    """A text table of per-seed values: for each row its mean per column, and under it the
+    lowest and highest seed in brackets. ``rows``: label -> one array of seed values per column."""
+    lines = [" " * label_width + "".join(f"{name:>12s}" for name in columns)]
+    for label, values in rows.items():
+        if len(values) != len(columns):
+            raise ValueError(f"rows[{label!r}] must have one entry per column ({len(columns)}), got {len(values)}")
+        lines.append(f"{label:{label_width}s}" + "".join(f"{np.mean(v):12.2f}" for v in values))
+        lines.append(" " * label_width + "".join(f"{f'[{np.min(v):.2f}-{np.max(v):.2f}]':>12s}" for v in values))
+    return "\n".join(lines)
+
+
 #: The rule every comparative claim of chapter 6 must pass: "A beats B" when A is ahead in
 #: all seeds but at most this many (4 of 5 with five seeds).
 ALLOWED_EXCEPTIONS = 1
