@@ -1,4 +1,4 @@
-"""Checks of the book's structure: the table of contents and the notebook rules of DESIGN.md."""
+"""Checks of the book's structure: the table of contents and the notebook rules of ARCHITECTURE.md."""
 
 import json
 from pathlib import Path

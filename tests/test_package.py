@@ -1,4 +1,4 @@
-"""Package-level rules of DESIGN.md: light imports, the print-options helper."""
+"""Package-level rules of ARCHITECTURE.md: light imports, the print-options helper."""
 
 import subprocess
 import sys
