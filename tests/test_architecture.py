@@ -7,7 +7,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posenc"
 CORE = {"_validation", "sinusoidal", "rope", "fast_rope", "torch_rope", "scaling", "attention"}
-TOOLS = {"naive", "criteria", "linear_maps", "precision", "benchmark", "notebook", "plotting"}
+BOOK_TOOLS = {"naive", "criteria", "linear_maps", "precision", "notebook", "plotting"}
+HARNESS = {"benchmark"}
 
 
 def posenc_imports(path: Path) -> set[str]:
@@ -22,9 +23,10 @@ def posenc_imports(path: Path) -> set[str]:
     return found
 
 
-def test_every_module_is_either_core_a_book_tool_or_an_experiment():
-    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
-    assert modules == CORE | TOOLS, "a new module: say in ARCHITECTURE.md and here which layer it belongs to"
+def test_every_module_belongs_to_one_layer():
+    top = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
+    assert top == CORE | HARNESS, "a new module: say in ARCHITECTURE.md and here which layer it belongs to"
+    assert {path.stem for path in (PACKAGE / "book").glob("*.py")} - {"__init__"} == BOOK_TOOLS
     assert (PACKAGE / "experiments").is_dir()
 
 
@@ -34,9 +36,14 @@ def test_core_modules_import_only_core_modules(module):
     assert not outside, f"posenc.{module} imports {sorted(outside)}: the core must not depend on book tools or experiments"
 
 
-def test_the_package_init_imports_no_tool_but_the_documented_exception():
-    # ARCHITECTURE.md: setup_notebook is still re-exported at the top level (issue 13 moves it).
-    assert posenc_imports(PACKAGE / "__init__.py") - CORE == {"notebook"}
+def test_the_package_init_imports_only_the_core():
+    assert posenc_imports(PACKAGE / "__init__.py") <= CORE
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "book").glob("*.py")) + sorted((PACKAGE / "experiments").glob("*.py")),
+                         ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_book_tools_and_experiments_import_no_harness(path):
+    assert not posenc_imports(path) & HARNESS
 
 
 def test_the_checker_sees_imports_inside_functions(tmp_path):

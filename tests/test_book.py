@@ -61,7 +61,7 @@ def test_notebook_follows_the_rules(path):
     code_cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
     first = code_cells[0]
     assert "remove-cell" in first["metadata"].get("tags", []), "the first code cell must be tagged remove-cell"
-    assert "posenc.setup_notebook(" in "".join(first["source"]), "the first code cell must call posenc.setup_notebook"
+    assert "setup_notebook(" in "".join(first["source"]), "the first code cell must call posenc.book.setup_notebook"
     counts = [cell["execution_count"] for cell in code_cells]
     assert counts == list(range(1, len(code_cells) + 1)), "run the notebook top to bottom (make notebooks)"
     for cell in code_cells:

@@ -1,4 +1,4 @@
-"""posenc.linear_maps: each matrix against its definition, the linearity checks against maps
+"""posenc.book.linear_maps: each matrix against its definition, the linearity checks against maps
 known to be linear and known not to be, and the cosine nearest neighbour."""
 
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posenc import linear_maps as lm
+from posenc.book import linear_maps as lm
 
 angles = st.floats(-20.0, 20.0, allow_nan=False)
 

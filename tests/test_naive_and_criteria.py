@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from posenc import criteria, naive, sinusoidal_encoding
+from posenc import sinusoidal_encoding
+from posenc.book import criteria, naive
 
 
 def sinusoidal_16(n):

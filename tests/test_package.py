@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 import posenc
+from posenc.book import setup_notebook
 
 
 def test_import_posenc_imports_neither_torch_nor_matplotlib():
@@ -29,12 +30,12 @@ def test_numpy_calls_never_import_torch():
 def test_setup_notebook_fixes_print_options_and_seeds():
     saved = np.get_printoptions()
     try:
-        first = posenc.setup_notebook(seed=3).normal(size=3)
+        first = setup_notebook(seed=3).normal(size=3)
         assert np.get_printoptions()["precision"] == 4 and np.get_printoptions()["suppress"]
-        np.testing.assert_array_equal(first, posenc.setup_notebook(seed=3).normal(size=3))
-        posenc.setup_notebook(seed=3)
+        np.testing.assert_array_equal(first, setup_notebook(seed=3).normal(size=3))
+        setup_notebook(seed=3)
         a = np.random.rand()
-        posenc.setup_notebook(seed=3)
+        setup_notebook(seed=3)
         assert np.random.rand() == a
     finally:
         np.set_printoptions(**saved)
@@ -44,4 +45,4 @@ def test_setup_notebook_rejects_a_bad_seed():
     import pytest
 
     with pytest.raises(ValueError, match="seed"):
-        posenc.setup_notebook(seed=-1)
+        setup_notebook(seed=-1)

@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.animation import FuncAnimation  # noqa: E402
 
-from posenc import plotting  # noqa: E402
+from posenc.book import plotting  # noqa: E402
 
 
 def test_draw_plane_map_draws_and_rejects_non_2x2():

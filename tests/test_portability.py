@@ -84,10 +84,11 @@ def uses_torch(code: str, torch_modules: set[str]) -> bool:
     if re.search(r"^\s*(import torch\b|from torch\b)", code, re.M):
         return True
     for module in torch_modules:
-        first, _, _ = module.partition(".")
+        parent, _, last = module.rpartition(".")
         if re.search(rf"\bposenc\.{re.escape(module)}\b", code):
             return True
-        if re.search(rf"^\s*from posenc(\.\w+)* import [^\n]*\b{re.escape(first)}\b", code, re.M):
+        package = rf"posenc\.{re.escape(parent)}" if parent else "posenc"
+        if re.search(rf"^\s*from {package} import [^\n]*\b{re.escape(last)}\b", code, re.M):
             return True
     return False
 
@@ -96,7 +97,7 @@ def test_torch_notebooks_lists_every_notebook_that_uses_torch():
     listed = makefile_variable("TORCH_NOTEBOOKS")
     assert all((ROOT / path).is_file() for path in listed), listed
     torch_modules = torch_modules_of_posenc()
-    assert {"precision", "torch_rope", "fast_rope", "benchmark"} <= torch_modules
+    assert {"book.precision", "torch_rope", "fast_rope", "benchmark"} <= torch_modules
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
@@ -136,7 +137,7 @@ def test_plan_runs_every_family_the_processor_has_and_says_why_the_others_are_sk
 def test_torch_in_pytest_runs_with_the_requested_threads_and_kernels():
     import torch
 
-    from posenc.notebook import torch_threads_from_environment
+    from posenc.book.notebook import torch_threads_from_environment
 
     if "OMP_NUM_THREADS" not in os.environ and "ATEN_CPU_CAPABILITY" not in os.environ:
         pytest.skip("neither OMP_NUM_THREADS nor ATEN_CPU_CAPABILITY is set (make sets OMP_NUM_THREADS)")
@@ -152,9 +153,9 @@ def test_notebook_kernels_run_with_the_requested_threads_and_kernels():
     import torch
     from jupyter_client.manager import start_new_kernel
 
-    from posenc.notebook import torch_threads_from_environment
+    from posenc.book.notebook import torch_threads_from_environment
 
-    code = ("import posenc, torch; posenc.setup_notebook(seed=0, use_torch=True); "
+    code = ("import torch; from posenc.book import setup_notebook; setup_notebook(seed=0, use_torch=True); "
             "print(torch.get_num_threads(), torch.backends.cpu.get_cpu_capability())")
     manager, client = start_new_kernel(kernel_name="python3")
     try:
@@ -173,20 +174,19 @@ def test_notebook_kernels_run_with_the_requested_threads_and_kernels():
 def test_setup_notebook_takes_its_torch_threads_from_omp_num_threads(monkeypatch):
     import torch
 
-    import posenc
-    from posenc.notebook import torch_threads_from_environment
+    from posenc.book.notebook import setup_notebook, torch_threads_from_environment
 
     before = torch.get_num_threads()
     try:
         for value, expected in [("2", 2), ("1", 1), ("3,1", 3), ("", 1)]:
             monkeypatch.setenv("OMP_NUM_THREADS", value)
             assert torch_threads_from_environment() == expected
-            posenc.setup_notebook(seed=0, use_torch=True)
+            setup_notebook(seed=0, use_torch=True)
             assert torch.get_num_threads() == expected
         monkeypatch.delenv("OMP_NUM_THREADS")
         assert torch_threads_from_environment() == 1
         monkeypatch.setenv("OMP_NUM_THREADS", "2")
-        posenc.setup_notebook(seed=0, use_torch=True, torch_threads=1)   # an explicit count wins
+        setup_notebook(seed=0, use_torch=True, torch_threads=1)   # an explicit count wins
         assert torch.get_num_threads() == 1
         for bad in ("0", "two", "-1"):
             monkeypatch.setenv("OMP_NUM_THREADS", bad)

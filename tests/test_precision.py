@@ -1,11 +1,12 @@
-"""posenc.precision against independent arithmetic: numpy float32/float16, a bit-level bfloat16, closed forms."""
+"""posenc.book.precision against independent arithmetic: numpy float32/float16, a bit-level bfloat16, closed forms."""
 
 import math
 
 import numpy as np
 import pytest
 
-from posenc import precision, rope_inv_freq
+from posenc import rope_inv_freq
+from posenc.book import precision
 from posenc.rope import rope_angles
 
 THETA = rope_inv_freq(128)

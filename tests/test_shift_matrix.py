@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc import frequencies, shift_matrix, sinusoidal_encoding, sinusoidal_encoding_at
-from posenc.linear_maps import rotation_matrix
+from posenc.book.linear_maps import rotation_matrix
 
 
 def shift_matrix_by_loops(offset, d_model, base=10000.0):

@@ -2,11 +2,11 @@
 
 The library behind the book "Positional Encoding, Executed". Every formula the book
 uses lives here once, in numpy float64. ``import posenc`` imports neither torch nor
-matplotlib; ``posenc.plotting`` is imported by name.
+matplotlib. The chapters' own tools live in :mod:`posenc.book`, the experiment of chapter 6
+in :mod:`posenc.experiments`; both are imported by name.
 """
 
 from posenc.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
-from posenc.notebook import set_print_options, setup_notebook
 from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
 from posenc.scaling import rope_scaling
 from posenc.sinusoidal import (
@@ -31,8 +31,6 @@ __all__ = [
     "rotation_matrix",
     "scaled_dot_product_attention",
     "self_attention",
-    "set_print_options",
-    "setup_notebook",
     "shift_matrix",
     "sinusoidal_encoding",
     "sinusoidal_encoding_at",

@@ -38,7 +38,7 @@ def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int
     that train get the same numbers on every run of this machine. Returns a seeded
     ``np.random.Generator`` for the chapter to draw from.
     """
-    from posenc import plotting  # imported here: `import posenc` must not import matplotlib
+    from posenc.book import plotting  # imported here: `import posenc` must not import matplotlib
 
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")

@@ -1,0 +1,12 @@
+"""The book's tools: modules that serve chapters, not the core library.
+
+``naive`` and ``criteria`` (chapter 1), ``linear_maps`` (chapter 3's primer), ``precision``
+(the performance appendix; imports torch), ``notebook`` (the set-up call every chapter's
+first cell makes) and ``plotting`` (the figure style; imports matplotlib). They may import
+the core (``posenc``); the core never imports them (ARCHITECTURE.md). Importing this package
+imports neither torch nor matplotlib.
+"""
+
+from posenc.book.notebook import set_print_options, setup_notebook
+
+__all__ = ["set_print_options", "setup_notebook"]
