@@ -1,7 +1,9 @@
 """posenc.scaling as a table: one function per method, one shared check, rope_scaling looks up and calls."""
 
 import inspect
+import json
 import typing
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +11,8 @@ import pytest
 from posenc import rope_scaling
 from posenc._validation import check_bool, check_choice, check_factor, check_options, check_real
 from posenc.scaling import METHODS, OPTIONS, SCALING_METHODS, RopeArguments, ScalingMethod, frequencies
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def extra_for(method: str) -> dict:
@@ -140,3 +144,17 @@ def test_the_reusable_checks_name_the_argument():
         with pytest.raises(error, match=name):
             call()
 
+
+
+def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling():
+    notebook = json.loads((ROOT / "book" / "05_yarn.ipynb").read_text(encoding="utf-8"))
+    markdown = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    shown = set()
+    lines = markdown.splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith("```{literalinclude} ../src/posenc/scaling.py"):
+            option = lines[k + 1]
+            if option.startswith(":pyobject: "):
+                shown.add(option.removeprefix(":pyobject: ").strip())
+    assert {entry.function.__name__ for entry in SCALING_METHODS.values()} <= shown
+    assert "rope_scaling" not in shown
