@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -91,3 +93,50 @@ def as_int_array(value: object, name: str) -> np.ndarray:
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}")
     return array.astype(np.int64, copy=False)
+
+
+def check_real(value: object, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number of any sign (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
+
+
+def check_bool(value: object, name: str) -> bool:
+    """Return ``value`` as a bool if it is True or False (a Python or numpy bool; 0 and 1 rejected)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
+    return bool(value)
+
+
+def check_factor(value: object, name: str = "factor") -> float:
+    """Return ``value`` as a float if it is a finite context-extension factor >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number >= 1, got {value!r} of type {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value) or value < 1.0:
+        raise ValueError(f"{name} must be a finite number >= 1 (the context is extended, not shrunk), got {value}")
+    return value
+
+
+def check_choice(value: object, choices: Iterable[str], name: str) -> str:
+    """Return ``value`` if it is one of the strings ``choices``; the error lists them."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_options(given: Iterable[str], taken: Iterable[str], owner: str) -> None:
+    """Raise a ValueError naming every option in ``given`` that ``owner`` does not take.
+
+    ``owner`` says who takes them (for example ``"method 'linear'"``); the message lists the
+    unknown options, sorted, and the ones that are taken ("no options" when there are none).
+    """
+    taken = sorted(taken)
+    unknown = sorted(set(given) - set(taken))
+    if unknown:
+        raise ValueError(f"{owner} does not take the option(s) {unknown}; it takes {taken or 'no options'}")

@@ -17,6 +17,15 @@ in place of ``theta_i = base**(-2i/dim)``:
   0.1 ln s + 1;
 * ``"llama3"``: Llama 3.1's rule from Meta's reference code.
 
+Each method is one small function, ``compute_<method>``, that takes the
+checked arguments (:class:`RopeArguments`) and the method's options and
+returns ``(inv_freq, attention_factor)``. The table
+:data:`SCALING_METHODS` maps a method's name to its function and the
+options it takes; :data:`METHODS` and :data:`OPTIONS` are read from it.
+:func:`rope_scaling` checks its arguments once, for every method, looks the
+method up and calls its function: a new method is a new function and a
+new entry in the table.
+
 Notation follows the YaRN paper (arXiv:2309.00071v2): pair index i (the
 paper's d; its head dimension is |D|), wavelength lambda_i = 2 pi / theta_i
 in positions, rotations per pair within the original context
@@ -52,77 +61,24 @@ the argument. One exception: ``truncate`` must be True or False, while
 from __future__ import annotations
 
 import math
-import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
 from posenc._validation import (
     as_float_array,
+    check_bool,
+    check_choice,
     check_even_positive_int,
+    check_factor,
+    check_options,
     check_positive_float,
     check_positive_int,
+    check_real,
 )
 from posenc.sinusoidal import frequencies, wavelengths
-
-METHODS = (
-    "none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn", "llama3"
-)
-
-#: The options each method takes, with their defaults (None: "not given").
-OPTIONS: dict[str, dict[str, object]] = {
-    "none": {},
-    "linear": {},
-    "ntk": {},
-    "dynamic": {},
-    "ntk_by_parts": {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True},
-    "yarn": {
-        "beta_fast": 32.0,
-        "beta_slow": 1.0,
-        "truncate": True,
-        "mscale": None,
-        "mscale_all_dim": None,
-        "attention_factor": None,
-    },
-    "llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
-}
-
-
-def _check_factor(factor: object) -> float:
-    if isinstance(factor, bool) or not isinstance(factor, numbers.Real):
-        raise TypeError(
-            f"factor must be a real number >= 1, got {factor!r} "
-            f"of type {type(factor).__name__}"
-        )
-    factor = float(factor)
-    if not math.isfinite(factor) or factor < 1.0:
-        raise ValueError(
-            "factor must be a finite number >= 1 (the context is extended, "
-            f"not shrunk), got {factor}"
-        )
-    return factor
-
-
-def _check_real(value: object, name: str) -> float:
-    """Return ``value`` as a float if it is a finite real number, any sign."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be a real number, got {value!r} "
-            f"of type {type(value).__name__}"
-        )
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value}")
-    return value
-
-
-def _check_bool(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(
-            f"{name} must be True or False, got {value!r} "
-            f"of type {type(value).__name__}"
-        )
-    return bool(value)
-
 
 # ------------------------------------------------------- per-pair quantities
 
@@ -241,7 +197,7 @@ def correction_range(
             "beta_fast must be at least beta_slow, got "
             f"beta_fast={beta_fast}, beta_slow={beta_slow}"
         )
-    truncate = _check_bool(truncate, "truncate")
+    truncate = check_bool(truncate, "truncate")
     low = correction_dim(beta_fast, dim, base, original_max_position)
     high = correction_dim(beta_slow, dim, base, original_max_position)
     if truncate:
@@ -311,7 +267,7 @@ def blend_frequencies(
     Interpolation), values between mix the two.
     """
     inv_freq = as_float_array(inv_freq, "inv_freq")
-    factor = _check_factor(factor)
+    factor = check_factor(factor)
     gamma = as_float_array(gamma, "gamma")
     if gamma.shape != inv_freq.shape:
         raise ValueError(
@@ -340,7 +296,7 @@ def ntk_aware_base(base: float, dim: int, factor: float) -> float:
             "dim must be at least 4 for NTK-aware scaling "
             f"(the exponent dim/(dim-2)), got {dim}"
         )
-    factor = _check_factor(factor)
+    factor = check_factor(factor)
     return base * factor ** (dim / (dim - 2))
 
 
@@ -357,7 +313,7 @@ def dynamic_scale(
     took over. It is 1 up to l = L and grows with slope factor / L after;
     with factor = 1 it is the paper's dynamic s = max(1, l / L).
     """
-    factor = _check_factor(factor)
+    factor = check_factor(factor)
     original_max_position = check_positive_int(
         original_max_position, "original_max_position"
     )
@@ -376,7 +332,7 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
     finite number (0 gives 1, a negative one a factor below 1).
     """
     factor = check_positive_float(factor, "factor")
-    mscale = _check_real(mscale, "mscale")
+    mscale = check_real(mscale, "mscale")
     if factor <= 1:
         return 1.0
     return 0.1 * mscale * math.log(factor) + 1.0
@@ -406,11 +362,11 @@ def yarn_attention_factor(
        ``mscale and mscale_all_dim`` for truth, so when either is missing
        or zero the other is ignored and this fallback is used.
     """
-    factor = _check_factor(factor)
+    factor = check_factor(factor)
     if mscale is not None:
-        mscale = _check_real(mscale, "mscale")
+        mscale = check_real(mscale, "mscale")
     if mscale_all_dim is not None:
-        mscale_all_dim = _check_real(mscale_all_dim, "mscale_all_dim")
+        mscale_all_dim = check_real(mscale_all_dim, "mscale_all_dim")
     if attention_factor is not None:
         return _check_attention_factor(attention_factor)
     if not (mscale and mscale_all_dim):
@@ -426,7 +382,7 @@ def yarn_attention_factor(
 
 def _check_attention_factor(value: object) -> float:
     """A given attention_factor: finite and >= 0, as transformers wants."""
-    value = _check_real(value, "attention_factor")
+    value = check_real(value, "attention_factor")
     if value < 0:
         raise ValueError(
             "attention_factor must be a finite number >= 0 (transformers "
@@ -442,7 +398,7 @@ def _beta(value: object, name: str, default: float) -> float:
     """
     if value is None:
         return default
-    value = _check_real(value, name)
+    value = check_real(value, name)
     return value if value != 0 else default
 
 
@@ -468,8 +424,8 @@ def llama3_ramp(
     low_freq_factor = 0, which gives NaN for a pair whose wavelength is
     exactly L / low_freq_factor.
     """
-    low = _check_real(low_freq_factor, "low_freq_factor")
-    high = _check_real(high_freq_factor, "high_freq_factor")
+    low = check_real(low_freq_factor, "low_freq_factor")
+    high = check_real(high_freq_factor, "high_freq_factor")
     for name, value in (("low_freq_factor", low), ("high_freq_factor", high)):
         if value == 0:
             raise ValueError(
@@ -487,7 +443,241 @@ def llama3_ramp(
     return ramp_rotations(rotations, low, high)
 
 
+# --------------------------------------------------- one function per method
+
+
+@dataclass(frozen=True)
+class RopeArguments:
+    """The checked arguments every method's function receives.
+
+    ``dim``: even head dimension; ``base``: RoPE base b; ``factor``: s >= 1;
+    ``original_max_position``: L, the trained context in positions;
+    ``seq_len``: the current length (set for methods that need it, else
+    None). :func:`rope_scaling` builds it after its one shared check.
+    """
+
+    dim: int
+    base: float
+    factor: float
+    original_max_position: int
+    seq_len: int | None = None
+
+    @property
+    def theta(self) -> np.ndarray:
+        """The plain RoPE frequencies theta_i = base**(-2i/dim), (dim/2,)."""
+        return frequencies(self.dim, self.base)
+
+
+def compute_none(rope: RopeArguments) -> tuple[np.ndarray, float]:
+    """Plain RoPE, theta_i = base**(-2i/dim) (RoFormer sec. 3.2).
+
+    ``transformers``' rope type "default".
+    """
+    return rope.theta, 1.0
+
+
+def compute_linear(rope: RopeArguments) -> tuple[np.ndarray, float]:
+    """Position Interpolation (Chen et al. 2023): theta'_i = theta_i / s.
+
+    Position m is read as m / s, which is the same as dividing every
+    frequency by s. ``transformers``' rope type "linear".
+    """
+    return rope.theta / rope.factor, 1.0
+
+
+def compute_ntk(rope: RopeArguments) -> tuple[np.ndarray, float]:
+    """NTK-aware scaling (bloc97 2023; YaRN paper, NTK-aware).
+
+    Plain RoPE with the base b' = b * s**(dim / (dim - 2)) of
+    :func:`ntk_aware_base`.
+    """
+    new_base = ntk_aware_base(rope.base, rope.dim, rope.factor)
+    return frequencies(rope.dim, new_base), 1.0
+
+
+def compute_dynamic(rope: RopeArguments) -> tuple[np.ndarray, float]:
+    """Dynamic NTK (emozilla 2023) as ``transformers``' rope type "dynamic".
+
+    NTK-aware scaling with s_dyn = factor * l / L - (factor - 1),
+    l = max(seq_len, L) (:func:`dynamic_scale`), instead of s.
+    """
+    scale = dynamic_scale(
+        rope.factor, rope.original_max_position, rope.seq_len
+    )
+    new_base = ntk_aware_base(rope.base, rope.dim, scale)
+    return frequencies(rope.dim, new_base), 1.0
+
+
+def compute_ntk_by_parts(
+    rope: RopeArguments,
+    *,
+    beta_fast: float | None,
+    beta_slow: float | None,
+    truncate: bool,
+) -> tuple[np.ndarray, float]:
+    """NTK-by-parts (YaRN paper), frequencies only.
+
+    h(theta_i) = (1 - gamma_i) theta_i / s + gamma_i theta_i with the
+    reference ramp gamma, linear in the pair index between the bounds of
+    :func:`correction_range`, as ``transformers``'
+    ``_compute_yarn_parameters`` computes it; no attention factor.
+    beta_fast / beta_slow None or 0 mean 32 / 1, as there.
+    """
+    low, high = correction_range(
+        rope.dim,
+        base=rope.base,
+        original_max_position=rope.original_max_position,
+        beta_fast=_beta(beta_fast, "beta_fast", 32.0),
+        beta_slow=_beta(beta_slow, "beta_slow", 1.0),
+        truncate=truncate,
+    )
+    gamma = ramp_pair_index(rope.dim, low, high)
+    return blend_frequencies(rope.theta, rope.factor, gamma), 1.0
+
+
+def compute_yarn(
+    rope: RopeArguments,
+    *,
+    beta_fast: float | None,
+    beta_slow: float | None,
+    truncate: bool,
+    mscale: float | None,
+    mscale_all_dim: float | None,
+    attention_factor: float | None,
+) -> tuple[np.ndarray, float]:
+    """YaRN (Peng et al. 2023): NTK-by-parts frequencies and sqrt(1/t).
+
+    The paper's sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin, chosen
+    from the options as ``transformers``' ``_compute_yarn_parameters``
+    does (:func:`yarn_attention_factor`).
+    """
+    inv_freq, _ = compute_ntk_by_parts(
+        rope, beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate
+    )
+    return inv_freq, yarn_attention_factor(
+        rope.factor,
+        mscale=mscale,
+        mscale_all_dim=mscale_all_dim,
+        attention_factor=attention_factor,
+    )
+
+
+def compute_llama3(
+    rope: RopeArguments, *, low_freq_factor: float, high_freq_factor: float
+) -> tuple[np.ndarray, float]:
+    """Llama 3.1's rule (Meta's reference code), no attention factor.
+
+    The YaRN paper's NTK-by-parts with the paper's ramp, linear in the
+    turns r_i = L / lambda_i, alpha = low_freq_factor and
+    beta = high_freq_factor (:func:`llama3_ramp`), as ``transformers``'
+    ``_compute_llama3_parameters`` computes it.
+    """
+    turns = rotations_per_pair(rope.dim, rope.base, rope.original_max_position)
+    gamma = llama3_ramp(turns, low_freq_factor, high_freq_factor)
+    return blend_frequencies(rope.theta, rope.factor, gamma), 1.0
+
+
+# ------------------------------------------------------------------ the table
+
+
+@dataclass(frozen=True)
+class ScalingMethod:
+    """One entry of :data:`SCALING_METHODS`: a method and what it takes.
+
+    ``function`` gets the checked :class:`RopeArguments` and, as keywords,
+    every option in ``options`` (given or default; None means "not given")
+    and returns ``(inv_freq, attention_factor)``. ``needs_seq_len``: the
+    method reads ``seq_len``, which is then required (every other method
+    rejects it); ``takes_factor``: False if the factor must be 1.
+    """
+
+    function: Callable[..., tuple[np.ndarray, float]]
+    options: Mapping[str, object] = field(default_factory=dict)
+    needs_seq_len: bool = False
+    takes_factor: bool = True
+
+    def __post_init__(self) -> None:
+        read_only = MappingProxyType(dict(self.options))
+        object.__setattr__(self, "options", read_only)
+
+
+_RAMP = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True}
+
+#: Every method of :func:`rope_scaling`: its name, its function, its options.
+SCALING_METHODS: dict[str, ScalingMethod] = {
+    "none": ScalingMethod(compute_none, takes_factor=False),
+    "linear": ScalingMethod(compute_linear),
+    "ntk": ScalingMethod(compute_ntk),
+    "dynamic": ScalingMethod(compute_dynamic, needs_seq_len=True),
+    "ntk_by_parts": ScalingMethod(compute_ntk_by_parts, _RAMP),
+    "yarn": ScalingMethod(
+        compute_yarn,
+        {**_RAMP, "mscale": None, "mscale_all_dim": None,
+         "attention_factor": None},
+    ),
+    "llama3": ScalingMethod(
+        compute_llama3, {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    ),
+}
+
+#: The method names, in the order of :data:`SCALING_METHODS`.
+METHODS = tuple(SCALING_METHODS)
+
+#: The options each method takes, with their defaults (None: "not given").
+OPTIONS: dict[str, dict[str, object]] = {
+    name: dict(method.options) for name, method in SCALING_METHODS.items()
+}
+
+
 # ------------------------------------------------------------- the contract
+
+
+def _check_arguments(
+    method: object,
+    dim: object,
+    base: object,
+    factor: object,
+    original_max_position: object,
+    seq_len: object,
+    options: Mapping[str, object],
+) -> tuple[RopeArguments, dict[str, object]]:
+    """The one check of :func:`rope_scaling`'s arguments, for every method.
+
+    Returns the checked arguments and the method's options, defaults
+    filled in. The options' values are checked by the functions that use
+    them (:func:`correction_range`, :func:`yarn_attention_factor`,
+    :func:`llama3_ramp`).
+    """
+    method = check_choice(method, SCALING_METHODS, "method")
+    entry = SCALING_METHODS[method]
+    dim = check_even_positive_int(dim, "dim")
+    base = check_positive_float(base, "base")
+    factor = check_factor(factor)
+    original_max_position = check_positive_int(
+        original_max_position, "original_max_position"
+    )
+    check_options(options, entry.options, f"method {method!r}")
+    if entry.needs_seq_len:
+        if seq_len is None:
+            raise ValueError(
+                f"seq_len is required for method {method!r} "
+                "(the current sequence length)"
+            )
+        seq_len = check_positive_int(seq_len, "seq_len")
+    elif seq_len is not None:
+        users = [repr(name) for name, entry in SCALING_METHODS.items()
+                 if entry.needs_seq_len]
+        raise ValueError(
+            f"seq_len is only used by method {', '.join(users)}, "
+            f"got seq_len={seq_len!r} for {method!r}"
+        )
+    if not entry.takes_factor and factor != 1.0:
+        raise ValueError(
+            f"method {method!r} takes no factor (it must be 1), "
+            f"got factor={factor}"
+        )
+    rope = RopeArguments(dim, base, factor, original_max_position, seq_len)
+    return rope, {**entry.options, **options}
 
 
 def rope_scaling(
@@ -505,9 +695,9 @@ def rope_scaling(
     ``method``: one of :data:`METHODS`; ``dim``: even head dimension;
     ``base``: RoPE base; ``factor``: s >= 1; ``original_max_position``: L,
     the trained context in positions; ``seq_len``: current length, needed
-    by (and only by) ``"dynamic"``; ``options``: those in :data:`OPTIONS`
-    for the method (beta_fast, beta_slow, truncate, mscale, mscale_all_dim,
-    attention_factor, low_freq_factor, high_freq_factor).
+    by (and only by) ``"dynamic"``; ``options``: those the method takes in
+    :data:`SCALING_METHODS` (beta_fast, beta_slow, truncate, mscale,
+    mscale_all_dim, attention_factor, low_freq_factor, high_freq_factor).
 
     Returns ``(inv_freq, attention_factor)``: inv_freq, shape (dim/2,),
     float64, in radians per position; attention_factor multiplies cos and
@@ -519,76 +709,12 @@ def rope_scaling(
     may equal beta_slow (:func:`correction_range`); for the attention
     factor see :func:`yarn_attention_factor`, for Llama 3.1 see
     :func:`llama3_ramp`.
+
+    Checks the arguments once (:func:`_check_arguments`), looks the
+    method up in :data:`SCALING_METHODS` and calls its function.
     """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    dim = check_even_positive_int(dim, "dim")
-    base = check_positive_float(base, "base")
-    factor = _check_factor(factor)
-    original_max_position = check_positive_int(
-        original_max_position, "original_max_position"
+    rope, settings = _check_arguments(
+        method, dim, base, factor, original_max_position, seq_len, options
     )
-    unknown = sorted(set(options) - set(OPTIONS[method]))
-    if unknown:
-        taken = sorted(OPTIONS[method]) or "no options"
-        raise ValueError(
-            f"method {method!r} does not take the option(s) {unknown}; "
-            f"it takes {taken}"
-        )
-    if method == "dynamic":
-        if seq_len is None:
-            raise ValueError(
-                "seq_len is required for method 'dynamic' "
-                "(the current sequence length)"
-            )
-        seq_len = check_positive_int(seq_len, "seq_len")
-    elif seq_len is not None:
-        raise ValueError(
-            "seq_len is only used by method 'dynamic', "
-            f"got seq_len={seq_len!r} for {method!r}"
-        )
-    if method == "none" and factor != 1.0:
-        raise ValueError(
-            "method 'none' is plain RoPE and takes no factor, "
-            f"got factor={factor}"
-        )
-    settings = {**OPTIONS[method], **options}
-
-    theta = frequencies(dim, base)
-    if method == "none":
-        return theta, 1.0
-    if method == "linear":
-        return theta / factor, 1.0
-    if method == "ntk":
-        return frequencies(dim, ntk_aware_base(base, dim, factor)), 1.0
-    if method == "dynamic":
-        scale = dynamic_scale(factor, original_max_position, seq_len)
-        return frequencies(dim, ntk_aware_base(base, dim, scale)), 1.0
-    if method == "llama3":
-        rotations = rotations_per_pair(dim, base, original_max_position)
-        gamma = llama3_ramp(
-            rotations,
-            settings["low_freq_factor"],
-            settings["high_freq_factor"],
-        )
-        return blend_frequencies(theta, factor, gamma), 1.0
-
-    # ntk_by_parts and yarn: the reference ramp in the pair index
-    low, high = correction_range(
-        dim,
-        base=base,
-        original_max_position=original_max_position,
-        beta_fast=_beta(settings["beta_fast"], "beta_fast", 32.0),
-        beta_slow=_beta(settings["beta_slow"], "beta_slow", 1.0),
-        truncate=settings["truncate"],
-    )
-    gamma = ramp_pair_index(dim, low, high)
-    inv_freq = blend_frequencies(theta, factor, gamma)
-    if method == "ntk_by_parts":
-        return inv_freq, 1.0
-    return inv_freq, yarn_attention_factor(
-        factor,
-        mscale=settings["mscale"],
-        mscale_all_dim=settings["mscale_all_dim"],
-        attention_factor=settings["attention_factor"],
-    )
+    compute = SCALING_METHODS[method].function
+    return compute(rope, **settings)
