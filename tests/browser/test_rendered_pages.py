@@ -157,6 +157,22 @@ def test_page_renders_cleanly(page_path, server, browser):
             unresolved.append(link)
     assert not unresolved, f"{page_path}: internal links that do not resolve: {sorted(set(unresolved))[:5]}"
 
+    # Code is formatted to 88 columns (pyproject.toml) and the code box sized for it (book.css):
+    # no visible line of code may wrap. Collapsed cells (not displayed) are skipped.
+    wrapped = page.evaluate(
+        r"""() => [...document.querySelectorAll('div.cell_input pre, div.highlight-python pre')]
+            .filter(pre => pre.offsetParent !== null)
+            .map(pre => {
+                const style = getComputedStyle(pre);
+                const inner = pre.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+                const lines = pre.textContent.replace(/\n$/, '').split('\n').length;
+                return [Math.round(inner / parseFloat(style.lineHeight)), lines, pre.textContent.slice(0, 50)];
+            })
+            .filter(([shown, lines]) => shown > lines)
+            .map(([, , text]) => text)"""
+    )
+    assert not wrapped, f"{page_path}: code lines wrap in the code box: {wrapped[:3]}"
+
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / (Path(page_path).stem + ".png")), full_page=True)
     context.close()
