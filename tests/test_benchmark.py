@@ -79,6 +79,8 @@ def test_memory_traffic_charges_each_operator_its_tensors():
         (lambda: benchmark.time_alternating({}, rounds=1), ValueError, "candidates"),
         (lambda: benchmark.time_alternating({"a": int}, rounds=0), ValueError, "rounds"),
         (lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=-1), ValueError, "warmup"),
+        (lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=1.5), TypeError, "warmup"),
+        (lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=True), TypeError, "warmup"),
         (lambda: benchmark.median_ratios({"a": [1.0]}, "b"), ValueError, "baseline"),
         (lambda: benchmark.rope_matrices([0, 1], 7), ValueError, "dim"),
     ],

@@ -28,7 +28,12 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from posenc._validation import check_even_positive_int, check_positive_int
+from posenc._validation import (
+    check_choice,
+    check_even_positive_int,
+    check_non_negative_int,
+    check_positive_int,
+)
 from posenc.rope import rope_angles, rope_inv_freq
 
 
@@ -192,10 +197,7 @@ def time_alternating(
     is paused while timing. Returns {name: [seconds of round 0, 1, ...]}.
     """
     rounds = check_positive_int(rounds, "rounds")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(
-            f"warmup must be a non-negative integer, got {warmup!r}"
-        )
+    warmup = check_non_negative_int(warmup, "warmup")
     names = list(candidates)
     if not names:
         raise ValueError("candidates must name at least one function to time")
@@ -222,11 +224,7 @@ def median_ratios(
     times: Mapping[str, list[float]], baseline: str
 ) -> dict[str, float]:
     """Median time of every candidate over the median time of ``baseline``."""
-    if baseline not in times:
-        raise ValueError(
-            f"baseline must be one of the timed names {list(times)}, "
-            f"got {baseline!r}"
-        )
+    baseline = check_choice(baseline, "baseline", list(times))
     reference = statistics.median(times[baseline])
     return {name: statistics.median(values) / reference
             for name, values in times.items()}

@@ -22,6 +22,7 @@ import numpy as np
 from posenc._validation import (
     as_float_array,
     as_int_array,
+    check_choice,
     check_even_positive_int,
     check_int,
     check_positive_float,
@@ -33,9 +34,7 @@ LAYOUTS = ("interleaved", "half")
 
 
 def _check_layout(layout: object) -> str:
-    if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return layout
+    return check_choice(layout, "layout", LAYOUTS)
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
