@@ -19,6 +19,7 @@ import torch
 
 from posenc._validation import as_float_array, as_float_vector, as_int_array, check_choice
 from posenc.rope import rotate_pairs
+from posenc.rotation import cos_sin
 
 DTYPES = {
     "float64": torch.float64,
@@ -107,8 +108,8 @@ def cos_sin_in(
     angles = angles_in(
         positions, inv_freq, dtype, position_dtype=position_dtype
     )
-    low = torch.from_numpy(angles).to(DTYPES[dtype])
-    return torch.cos(low).double().numpy(), torch.sin(low).double().numpy()
+    cos, sin = cos_sin(torch.from_numpy(angles).to(DTYPES[dtype]))  # evaluated in dtype
+    return cos.double().numpy(), sin.double().numpy()
 
 
 def cos_error(
