@@ -7,7 +7,7 @@ from posenc import rope_matrix, rotation_matrix, shift_matrix
 from posenc.rotation import LAYOUTS, block_diagonal_rotation, check_layout, cos_sin
 
 
-def test_cos_sin_of_numpy_and_torch_angles():
+def test_cos_sin_of_numpy_angles():
     angles = np.linspace(-20.0, 20.0, 41).reshape(-1, 1)
     cos, sin = cos_sin(angles)
     np.testing.assert_array_equal(cos, np.cos(angles))
@@ -15,10 +15,7 @@ def test_cos_sin_of_numpy_and_torch_angles():
     scaled = cos_sin(angles, 1.5)
     np.testing.assert_array_equal(scaled[0], np.cos(angles) * 1.5)
     np.testing.assert_array_equal(scaled[1], np.sin(angles) * 1.5)
-    torch = pytest.importorskip("torch")
-    table = torch.from_numpy(angles).float()
-    cos32, sin32 = cos_sin(table)
-    assert cos32.dtype == torch.float32 and torch.equal(cos32, torch.cos(table)) and torch.equal(sin32, torch.sin(table))
+    # torch tensors: tests/test_fast_rope.py (this module stays numpy-only)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
