@@ -36,7 +36,7 @@ import torch
 
 import posenc
 from posenc import benchmark as bm
-from posenc.rope import rope_angles, rope_inv_freq, rotate_pairs_elementwise
+from posenc.rope import rotate_pairs_elementwise
 from posenc.torch_rope import RotaryEmbedding
 
 MAIN_SHAPE = (4, 16, 1024, 128)
@@ -66,11 +66,9 @@ def forms(x: torch.Tensor, *, with_matrices: bool = True) -> dict[str, object]:
     """The candidates for one input, with every table (cos/sin, rotors, matrices) built beforehand."""
     seq, dim = x.shape[-2], x.shape[-1]
     positions = np.arange(seq)
-    angles = rope_angles(positions, rope_inv_freq(dim))
-    cos = torch.from_numpy(np.cos(angles).astype(np.float32))
-    sin = torch.from_numpy(np.sin(angles).astype(np.float32))
+    cos, sin = bm.cos_sin_tables(positions, dim)
     hf_cos, hf_sin = bm.transformers_cos_sin(positions, dim)
-    rotors = bm.complex_rotors(positions, dim)
+    rotors = bm.rotor_table(positions, dim)
     cached = {layout: RotaryEmbedding(dim, layout=layout, max_positions=seq) for layout in ("interleaved", "half")}
     out = torch.empty_like(x)
     candidates = {
@@ -163,9 +161,7 @@ def autograd_comparison(rounds: int, threads: int, regime: str) -> dict[str, obj
     x = torch.randn(*MAIN_SHAPE, generator=torch.Generator().manual_seed(1)).requires_grad_()
     positions = np.arange(MAIN_SHAPE[-2])
     hf_cos, hf_sin = bm.transformers_cos_sin(positions, MAIN_SHAPE[-1])
-    angles = rope_angles(positions, rope_inv_freq(MAIN_SHAPE[-1]))
-    cos = torch.from_numpy(np.cos(angles).astype(np.float32))
-    sin = torch.from_numpy(np.sin(angles).astype(np.float32))
+    cos, sin = bm.cos_sin_tables(positions, MAIN_SHAPE[-1])
     upstream = torch.randn(*MAIN_SHAPE, generator=torch.Generator().manual_seed(2))
 
     def forward_backward(function):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posenc"
-CORE = {"_validation", "sinusoidal", "rope", "fast_rope", "torch_rope", "scaling", "attention"}
+CORE = {"_validation", "rotation", "sinusoidal", "rope", "fast_rope", "torch_rope", "scaling", "attention"}
 BOOK_TOOLS = {"naive", "criteria", "linear_maps", "precision", "notebook", "plotting"}
 HARNESS = {"benchmark"}
 

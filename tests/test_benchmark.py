@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import apply_rope, benchmark, rope_matrix
+from posenc import apply_rope, benchmark, rope_inv_freq, rope_matrix
 
 
 def test_matrices_are_the_block_diagonal_rope_matrices():
@@ -23,16 +23,32 @@ def test_every_form_rotates_like_apply_rope(dtype, atol):
     half = apply_rope(x.double().numpy(), positions, layout="half")
     complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
     by_matrices = benchmark.rotate_by_matrices(x, benchmark.rope_matrices(positions, 16, dtype=dtype))
-    by_complex = benchmark.rotate_complex(x, benchmark.complex_rotors(positions, 16, dtype=complex_dtype))
+    by_complex = benchmark.rotate_complex(x, benchmark.rotor_table(positions, 16, dtype=complex_dtype))
     by_transformers = benchmark.transformers_formula(x, *benchmark.transformers_cos_sin(positions, 16, dtype=dtype))
     for result, expected in [(by_matrices, interleaved), (by_complex, interleaved), (by_transformers, half)]:
         assert result.shape == x.shape and result.dtype == dtype
         np.testing.assert_allclose(result.double().numpy(), expected, atol=atol, rtol=0)
 
 
+def test_cos_sin_tables_and_rotors_are_cast_from_float64():
+    positions = np.arange(0, 70000, 7000)
+    angles = positions[:, None] * rope_inv_freq(8)[None, :]
+    cos, sin = benchmark.cos_sin_tables(positions, 8)
+    assert cos.dtype == torch.float32 and cos.shape == (10, 4)
+    np.testing.assert_array_equal(cos.numpy(), np.cos(angles).astype(np.float32))
+    np.testing.assert_array_equal(sin.numpy(), np.sin(angles).astype(np.float32))
+    for dtype, real in ((torch.complex64, np.float32), (torch.complex128, np.float64)):
+        rotors = benchmark.rotor_table(positions, 8, dtype=dtype)
+        assert rotors.dtype == dtype
+        np.testing.assert_array_equal(rotors.real.numpy(), np.cos(angles).astype(real))
+        np.testing.assert_array_equal(rotors.imag.numpy(), np.sin(angles).astype(real))
+    with pytest.raises(ValueError, match="^dtype must"):
+        benchmark.rotor_table(positions, 8, dtype=torch.float32)
+
+
 def test_rotate_half_and_the_floor():
     x = torch.arange(6.0).reshape(1, 6)
-    assert benchmark.rotate_half(x).tolist() == [[-3.0, -4.0, -5.0, 0.0, 1.0, 2.0]]
+    assert benchmark.rotate_half_as_in_transformers(x).tolist() == [[-3.0, -4.0, -5.0, 0.0, 1.0, 2.0]]
     assert torch.equal(benchmark.memory_floor(x), 2 * x)
 
 
@@ -79,6 +95,8 @@ def test_memory_traffic_charges_each_operator_its_tensors():
         (lambda: benchmark.time_alternating({}, rounds=1), ValueError, "candidates"),
         (lambda: benchmark.time_alternating({"a": int}, rounds=0), ValueError, "rounds"),
         (lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=-1), ValueError, "warmup"),
+        (lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=1.5), TypeError, "warmup"),
+        (lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=True), TypeError, "warmup"),
         (lambda: benchmark.median_ratios({"a": [1.0]}, "b"), ValueError, "baseline"),
         (lambda: benchmark.rope_matrices([0, 1], 7), ValueError, "dim"),
     ],

@@ -26,6 +26,13 @@ COMMITTED = ROOT / ce.DEFAULT_DIR
 # ------------------------------------------------------------------ the task
 
 
+def test_evaluated_methods_are_methods_rope_scaling_knows():
+    for method in ce.EVALUATED_METHODS:
+        RopeSpec(method=method)              # raises for a method posenc.rope_scaling does not know
+    assert set(ce.FINETUNE_METHODS) <= set(ce.EVALUATED_METHODS)
+    assert not hasattr(ce, "METHODS")        # one list of all methods: posenc.scaling.METHODS
+
+
 def test_task_is_seeded():
     task = PasskeyTask()
     a = task.sample(np.random.default_rng(5), 8, 64)
@@ -262,9 +269,9 @@ def test_answer_entropy_matches_a_loop_over_rows():
 def test_evaluation_plan_covers_every_method_and_length():
     plan = ce.evaluation_plan(ce.TrainConfig(), ce.EvalConfig())
     base = [c for c in plan if c["model"] == "base"]
-    assert len(base) == 1 + 3 * len(ce.METHODS)
+    assert len(base) == 1 + 3 * len(ce.EVALUATED_METHODS)
     assert {(c["method"], c["length"], c["factor"]) for c in base if c["length"] == 512} == {
-        (m, 512, 1.0 if m in ("none", "dynamic") else 4.0) for m in ce.METHODS}
+        (m, 512, 1.0 if m in ("none", "dynamic") else 4.0) for m in ce.EVALUATED_METHODS}
     tuned = [(c["model"], c["method"], c["factor"], c["length"]) for c in plan if c["model"] != "base"]
     assert len(tuned) == len(set(tuned))
     for multiple in (1, 2, 4, 8):

@@ -234,6 +234,30 @@ def test_complex_rotors_are_cos_plus_j_sin():
     assert fast_rope.complex_rotors(cos64, sin64[:1]).shape == cos64.shape   # broadcast
 
 
+def test_rotation_cos_sin_evaluates_torch_angles_in_their_dtype():
+    from posenc.rotation import cos_sin as table_cos_sin
+
+    table = torch.linspace(-20.0, 20.0, 41, dtype=torch.float32)
+    cos32, sin32 = table_cos_sin(table)
+    assert cos32.dtype == torch.float32 and torch.equal(cos32, torch.cos(table)) and torch.equal(sin32, torch.sin(table))
+    cos_scaled, _ = table_cos_sin(table.double(), 0.5)
+    assert torch.equal(cos_scaled, torch.cos(table.double()) * 0.5)
+
+
+def test_rotate_by_rotors_is_the_interleaved_rotation_and_differentiable():
+    cos, sin = cos_sin(range(6), 8, torch.float64)
+    x = torch.randn(2, 12, 8, generator=torch.Generator().manual_seed(3), dtype=torch.float64)[:, ::2]  # strided
+    assert fast_rope._complex_viewable(x) and not x.is_contiguous()
+    x.requires_grad_()
+    rotated = fast_rope.rotate_by_rotors(x, torch.complex(cos, sin))
+    expected = rotate_pairs_elementwise(x, cos, sin, "interleaved")
+    torch.testing.assert_close(rotated, expected, rtol=0, atol=1e-15)
+    rotated.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape
+    pairs = fast_rope.complex_pairs(x.detach().contiguous())
+    assert pairs.shape == (2, 6, 4) and torch.equal(pairs.real, x.detach()[..., 0::2])
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     batch=st.integers(1, 3),

@@ -46,3 +46,15 @@ def test_setup_notebook_rejects_a_bad_seed():
 
     with pytest.raises(ValueError, match="seed"):
         setup_notebook(seed=-1)
+    for wrong_type in (1.5, "3", True, None):       # a wrong type is a TypeError, as in posenc._validation
+        with pytest.raises(TypeError, match="seed"):
+            setup_notebook(seed=wrong_type)
+
+
+def test_setup_notebook_rejects_a_bad_thread_count_before_importing_torch():
+    import pytest
+
+    with pytest.raises(ValueError, match="torch_threads"):
+        setup_notebook(seed=0, use_torch=True, torch_threads=0)
+    with pytest.raises(TypeError, match="torch_threads"):
+        setup_notebook(seed=0, use_torch=True, torch_threads=1.0)

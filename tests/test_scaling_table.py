@@ -130,7 +130,7 @@ def test_a_table_entry_cannot_be_changed_in_place():
 
 def test_the_reusable_checks_name_the_argument():
     assert check_real(-2, "shift") == -2.0 and check_bool(np.bool_(True), "flag") is True
-    assert check_factor(3) == 3.0 and check_choice("b", ("a", "b"), "kind") == "b"
+    assert check_factor(3) == 3.0 and check_choice("b", "kind", ("a", "b")) == "b"
     check_options({"a": 1}, ("a", "b"), "thing")
     for call, error, name in [
         (lambda: check_real("1", "shift"), TypeError, "shift"),
@@ -138,7 +138,7 @@ def test_the_reusable_checks_name_the_argument():
         (lambda: check_bool(1, "flag"), TypeError, "flag"),
         (lambda: check_factor(0.99, "stretch"), ValueError, "stretch"),
         (lambda: check_factor(float("nan")), ValueError, "factor"),
-        (lambda: check_choice(1, ("a", "b"), "kind"), ValueError, "kind"),
+        (lambda: check_choice(1, "kind", ("a", "b")), ValueError, "kind"),
         (lambda: check_options({"c": 1}, ("a",), "thing"), ValueError, r"thing does not take the option\(s\) \['c'\]"),
     ]:
         with pytest.raises(error, match=name):

@@ -37,6 +37,28 @@ def check_even_positive_int(value: object, name: str) -> int:
     return value
 
 
+def check_non_negative_int(value: object, name: str) -> int:
+    """Return ``value`` as an int if it is an integer >= 0 (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a non-negative integer, got {value!r} of type {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    return int(value)
+
+
+def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of the option names ``choices``.
+
+    Anything else, a string outside the list or an object of another type, is a
+    ``ValueError`` that lists the choices: the argument picks one of a fixed set of
+    names, and only those names are right values.
+    """
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
 def check_positive_float(value: object, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number > 0."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -62,6 +84,43 @@ def as_float_array(value: object, name: str) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must hold finite numbers only (found NaN or infinity)")
     return array
+
+
+def as_float_vector(value: object, name: str, shape: str = "(n,)") -> np.ndarray:
+    """Return ``value`` as a non-empty 1-D float64 array (checked as :func:`as_float_array`).
+
+    ``shape`` says in the message what the vector stands for, e.g. ``"(dim/2,)"``.
+    Any other rank, or no entries, is a ``ValueError``.
+    """
+    array = as_float_array(value, name)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of shape {shape}, got shape {array.shape}")
+    return array
+
+
+def as_float_scalar(value: object, name: str) -> float:
+    """Return ``value`` as a float if it is one finite real number (a 0-d array counts)."""
+    array = as_float_array(value, name)
+    if array.ndim != 0:
+        raise ValueError(f"{name} must be a single number, got shape {array.shape}")
+    return float(array)
+
+
+def check_index_list(indices: Iterable[object], size: int, name: str) -> list[int]:
+    """Return ``indices`` as a list of distinct ints in 0 .. size - 1, at least one.
+
+    Each entry must be an integer (bools rejected) inside the range; any other entry,
+    an empty list or a repeated index is a ``ValueError`` naming the argument.
+    """
+    kept = list(indices)
+    if not kept:
+        raise ValueError(f"{name} must name at least one coordinate")
+    for j in kept:
+        if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or not 0 <= j < size:
+            raise ValueError(f"{name} must hold coordinate indices 0 .. {size - 1}, got {j!r}")
+    if len(set(kept)) != len(kept):
+        raise ValueError(f"{name} must not repeat a coordinate, got {kept}")
+    return [int(j) for j in kept]
 
 
 def check_int(value: object, name: str) -> int:
@@ -119,14 +178,6 @@ def check_factor(value: object, name: str = "factor") -> float:
     value = float(value)
     if not math.isfinite(value) or value < 1.0:
         raise ValueError(f"{name} must be a finite number >= 1 (the context is extended, not shrunk), got {value}")
-    return value
-
-
-def check_choice(value: object, choices: Iterable[str], name: str) -> str:
-    """Return ``value`` if it is one of the strings ``choices``; the error lists them."""
-    choices = tuple(choices)
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
 
 

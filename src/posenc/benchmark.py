@@ -28,16 +28,38 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from posenc._validation import check_even_positive_int, check_positive_int
+from posenc._validation import (
+    check_choice,
+    check_even_positive_int,
+    check_non_negative_int,
+    check_positive_int,
+)
+from posenc.fast_rope import complex_rotors, rotate_by_rotors
 from posenc.rope import rope_angles, rope_inv_freq
+from posenc.rotation import block_diagonal_rotation, cos_sin
 
 
 def _cos_sin(
     positions: object, dim: int, base: float
 ) -> tuple[np.ndarray, np.ndarray]:
     inv_freq = rope_inv_freq(check_even_positive_int(dim, "dim"), base)
-    angles = rope_angles(positions, inv_freq)
-    return np.cos(angles), np.sin(angles)
+    return cos_sin(rope_angles(positions, inv_freq))
+
+
+def cos_sin_tables(
+    positions: object,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of m * theta_i, each (seq, dim/2) in ``dtype``.
+
+    The tables :func:`posenc.rope.rotate_pairs` takes; computed in float64,
+    then cast.
+    """
+    cos, sin = _cos_sin(positions, dim, base)
+    return torch.from_numpy(cos).to(dtype), torch.from_numpy(sin).to(dtype)
 
 
 def rope_matrices(
@@ -53,11 +75,7 @@ def rope_matrices(
     R_m is [[cos, -sin], [sin, cos]] of the angle m * theta_i. Equal to
     stacking :func:`posenc.rope_matrix`, built at once.
     """
-    cos, sin = _cos_sin(positions, dim, base)
-    matrices = np.zeros((cos.shape[0], dim, dim))
-    even, odd = np.arange(0, dim, 2), np.arange(1, dim, 2)
-    matrices[:, even, even], matrices[:, even, odd] = cos, -sin
-    matrices[:, odd, even], matrices[:, odd, odd] = sin, cos
+    matrices = block_diagonal_rotation(*_cos_sin(positions, dim, base))
     return torch.from_numpy(matrices).to(dtype)
 
 
@@ -71,7 +89,7 @@ def rotate_by_matrices(
     return torch.einsum("sij,...sj->...si", matrices, x)
 
 
-def complex_rotors(
+def rotor_table(
     positions: object,
     dim: int,
     *,
@@ -80,10 +98,13 @@ def complex_rotors(
 ) -> torch.Tensor:
     """exp(j m theta_i) for every position and pair, shape (seq, dim/2).
 
-    As Meta's LLaMA code caches them.
+    As Meta's LLaMA code caches them: :func:`posenc.fast_rope.complex_rotors`
+    of the cos and sin tables in the matching real precision.
     """
-    cos, sin = _cos_sin(positions, dim, base)
-    return torch.from_numpy(cos + 1j * sin).to(dtype)
+    if dtype not in (torch.complex64, torch.complex128):
+        raise ValueError(f"dtype must be torch.complex64 or torch.complex128, got {dtype}")
+    real_dtype = torch.float64 if dtype == torch.complex128 else torch.float32
+    return complex_rotors(*cos_sin_tables(positions, dim, base=base, dtype=real_dtype))
 
 
 def rotate_complex(x: torch.Tensor, rotors: torch.Tensor) -> torch.Tensor:
@@ -91,10 +112,10 @@ def rotate_complex(x: torch.Tensor, rotors: torch.Tensor) -> torch.Tensor:
 
     RoFormer sec. 3.4.2. ``x``: (..., seq, dim) float32 or float64 with a
     contiguous last dimension; ``rotors``: (seq, dim/2) complex of the
-    matching precision.
+    matching precision, cached beforehand (:func:`rotor_table`). The
+    product is :func:`posenc.fast_rope.rotate_by_rotors`.
     """
-    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
-    return torch.view_as_real(pairs * rotors).flatten(-2)
+    return rotate_by_rotors(x, rotors)
 
 
 def transformers_cos_sin(
@@ -108,15 +129,17 @@ def transformers_cos_sin(
 
     Each angle appears twice: the angles of pairs 0 .. dim/2 - 1, repeated.
     """
-    cos, sin = _cos_sin(positions, dim, base)
-    twice_cos = np.concatenate((cos, cos), axis=-1)
-    twice_sin = np.concatenate((sin, sin), axis=-1)
-    return (torch.from_numpy(twice_cos).to(dtype),
-            torch.from_numpy(twice_sin).to(dtype))
+    cos, sin = cos_sin_tables(positions, dim, base=base, dtype=dtype)
+    return torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
 
 
-def rotate_half(x: torch.Tensor) -> torch.Tensor:
-    """transformers' helper: (x1, x2) -> (-x2, x1) for the two halves."""
+def rotate_half_as_in_transformers(x: torch.Tensor) -> torch.Tensor:
+    """transformers' ``rotate_half``, transcribed: (x1, x2) -> (-x2, x1) for the two halves.
+
+    A deliberate copy of Hugging Face transformers' helper (``modeling_llama.py``),
+    kept so that the benchmark times that library's formula as it is written;
+    posenc's own half layout is :func:`posenc.rope.rotate_pairs`.
+    """
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
@@ -124,12 +147,13 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
 def transformers_formula(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 ) -> torch.Tensor:
-    """Half-layout RoPE as transformers' ``apply_rotary_pos_emb`` writes it.
+    """Half-layout RoPE as transformers' ``apply_rotary_pos_emb`` writes it, transcribed.
 
     q * cos + rotate_half(q) * sin, with ``cos``, ``sin`` (seq, dim) from
-    :func:`transformers_cos_sin`.
+    :func:`transformers_cos_sin`: a deliberate copy of that library's formula,
+    the baseline the benchmark compares with.
     """
-    return x * cos + rotate_half(x) * sin
+    return x * cos + rotate_half_as_in_transformers(x) * sin
 
 
 def memory_floor(x: torch.Tensor) -> torch.Tensor:
@@ -192,10 +216,7 @@ def time_alternating(
     is paused while timing. Returns {name: [seconds of round 0, 1, ...]}.
     """
     rounds = check_positive_int(rounds, "rounds")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(
-            f"warmup must be a non-negative integer, got {warmup!r}"
-        )
+    warmup = check_non_negative_int(warmup, "warmup")
     names = list(candidates)
     if not names:
         raise ValueError("candidates must name at least one function to time")
@@ -222,11 +243,7 @@ def median_ratios(
     times: Mapping[str, list[float]], baseline: str
 ) -> dict[str, float]:
     """Median time of every candidate over the median time of ``baseline``."""
-    if baseline not in times:
-        raise ValueError(
-            f"baseline must be one of the timed names {list(times)}, "
-            f"got {baseline!r}"
-        )
+    baseline = check_choice(baseline, "baseline", list(times))
     reference = statistics.median(times[baseline])
     return {name: statistics.median(values) / reference
             for name, values in times.items()}

@@ -136,6 +136,26 @@ def _doubled(cos: torch.Tensor) -> torch.Tensor:
     return torch.cat((cos, cos), dim=-1)
 
 
+def complex_pairs(x: torch.Tensor) -> torch.Tensor:
+    """The interleaved pairs (x[2i], x[2i+1]) of x as complex numbers, (..., seq, dim/2).
+
+    A view, no copy: x's memory must allow it (:func:`_complex_viewable`).
+    """
+    return torch.view_as_complex(x.reshape(*x.shape[:-1], x.shape[-1] // 2, 2))
+
+
+def rotate_by_rotors(x: torch.Tensor, rotors: torch.Tensor) -> torch.Tensor:
+    """Interleaved RoPE as one complex product: each pair times its rotor cos + j sin.
+
+    RoFormer sec. 3.4.2; the form of Meta's LLaMA reference code. ``x``:
+    (..., seq, dim) float32/float64 whose pairs can be viewed as complex
+    numbers (:func:`_complex_viewable`); ``rotors``: complex, broadcast against
+    (..., seq, dim/2), of the matching precision. A differentiable
+    expression; the product keeps x's memory order.
+    """
+    return torch.view_as_real(complex_pairs(x) * rotors).reshape(x.shape)
+
+
 def rotate_interleaved_complex(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 ) -> torch.Tensor:
@@ -143,13 +163,10 @@ def rotate_interleaved_complex(
 
     ``x``: (..., seq, dim) float32/float64 whose pairs can be viewed as
     complex numbers; ``cos``, ``sin``: broadcast against (..., seq, dim/2),
-    same dtype. No autograd.
+    same dtype. No autograd. :func:`rotate_by_rotors` with ``out=``.
     """
-    pairs_shape = (*x.shape[:-1], x.shape[-1] // 2, 2)
-    pairs = torch.view_as_complex(x.reshape(pairs_shape))
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    out_pairs = torch.view_as_complex(out.view(pairs_shape))
-    torch.mul(pairs, complex_rotors(cos, sin), out=out_pairs)
+    torch.mul(complex_pairs(x), complex_rotors(cos, sin), out=complex_pairs(out))
     return out
 
 
@@ -161,10 +178,7 @@ def rotate_interleaved_complex_autograd(
     Gradients reach x, cos and sin. The product keeps x's memory order;
     like the reference formula, the result is made contiguous.
     """
-    pairs_shape = (*x.shape[:-1], x.shape[-1] // 2, 2)
-    pairs = torch.view_as_complex(x.reshape(pairs_shape))
-    rotated = torch.view_as_real(pairs * torch.complex(cos, sin))
-    return rotated.reshape(x.shape).contiguous()
+    return rotate_by_rotors(x, torch.complex(cos, sin)).contiguous()
 
 
 def rotate_half_preallocated(

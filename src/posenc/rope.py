@@ -27,15 +27,9 @@ from posenc._validation import (
     check_positive_float,
     is_torch_tensor,
 )
+from posenc.rotation import LAYOUTS, block_diagonal_rotation, check_layout, cos_sin  # noqa: F401 (LAYOUTS re-exported)
 from posenc.sinusoidal import frequencies
 
-LAYOUTS = ("interleaved", "half")
-
-
-def _check_layout(layout: object) -> str:
-    if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return layout
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
@@ -80,9 +74,8 @@ def rotation_matrix(angle: float | np.ndarray) -> np.ndarray:
 
     ``angle`` in radians, a number (result (2, 2)) or an array (result angle.shape + (2, 2)).
     """
-    angle = as_float_array(angle, "angle")
-    cos, sin = np.cos(angle), np.sin(angle)
-    return np.stack([np.stack([cos, -sin], axis=-1), np.stack([sin, cos], axis=-1)], axis=-2)
+    cos, sin = cos_sin(as_float_array(angle, "angle")[..., None])  # one pair per angle
+    return block_diagonal_rotation(cos, sin)
 
 
 def rope_matrix(
@@ -102,14 +95,9 @@ def rope_matrix(
     """
     position = check_int(position, "position")
     dim = check_even_positive_int(dim, "dim")
-    layout = _check_layout(layout)
+    layout = check_layout(layout)
     theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
-    half = dim // 2
-    matrix = np.zeros((dim, dim), dtype=np.float64)
-    for i, block in enumerate(rotation_matrix(position * theta)):
-        rows = [2 * i, 2 * i + 1] if layout == "interleaved" else [i, i + half]
-        matrix[np.ix_(rows, rows)] = block
-    return matrix
+    return block_diagonal_rotation(*cos_sin(position * theta), layout)
 
 
 def _check_x(x: Any) -> tuple[bool, tuple[int, ...]]:
@@ -161,7 +149,7 @@ def apply_rope(
     """
     is_torch, shape = _check_x(x)
     dim = shape[-1]
-    layout = _check_layout(layout)
+    layout = check_layout(layout)
     positions = as_int_array(positions, "positions")
     if positions.shape[0] != shape[-2]:
         raise ValueError(
@@ -174,8 +162,7 @@ def apply_rope(
     if is_torch:
         cos, sin = _torch_cos_sin(angles, attention_factor, x)
         return rotate_pairs(x, cos, sin, layout)
-    cos = np.cos(angles) * attention_factor
-    sin = np.sin(angles) * attention_factor
+    cos, sin = cos_sin(angles, attention_factor)
     return rotate_pairs(x, cos.astype(x.dtype), sin.astype(x.dtype), layout)
 
 
@@ -191,10 +178,7 @@ def _torch_cos_sin(
     """
     import torch
 
-    table = torch.from_numpy(angles)
-    cos, sin = torch.cos(table).numpy(), torch.sin(table).numpy()
-    if attention_factor != 1.0:
-        cos, sin = cos * attention_factor, sin * attention_factor
+    cos, sin = (table.numpy() for table in cos_sin(torch.from_numpy(angles), attention_factor))
     if x.dtype in (torch.float32, torch.float64):
         numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
         cos = cos.astype(numpy_dtype, copy=False)
@@ -219,7 +203,7 @@ def rotate_pairs(
     where they do not apply. No argument checks beyond the layout:
     :func:`apply_rope` is the checked entry point.
     """
-    layout = _check_layout(layout)
+    layout = check_layout(layout)
     if is_torch_tensor(x):
         from posenc import fast_rope
 
@@ -236,7 +220,7 @@ def rotate_pairs_elementwise(
     (a cos - b sin, a sin + b cos), written out term by term: a few
     temporaries, each a pass over memory.
     """
-    layout = _check_layout(layout)
+    layout = check_layout(layout)
     half = x.shape[-1] // 2
     if is_torch_tensor(x):
         import torch

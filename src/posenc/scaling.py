@@ -648,7 +648,7 @@ def _check_arguments(
     them (:func:`correction_range`, :func:`yarn_attention_factor`,
     :func:`llama3_ramp`).
     """
-    method = check_choice(method, SCALING_METHODS, "method")
+    method = check_choice(method, "method", SCALING_METHODS)
     entry = SCALING_METHODS[method]
     dim = check_even_positive_int(dim, "dim")
     base = check_positive_float(base, "base")

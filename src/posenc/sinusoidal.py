@@ -22,6 +22,7 @@ from posenc._validation import (
     check_positive_float,
     check_positive_int,
 )
+from posenc.rotation import block_diagonal_rotation, cos_sin
 
 
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -49,10 +50,10 @@ def _encode(positions: np.ndarray, omega: np.ndarray) -> np.ndarray:
 
     ``positions``: float64, shape (n,); ``omega``: frequencies, shape (d/2,).
     """
-    angles = positions[:, None] * omega[None, :]
+    cos, sin = cos_sin(positions[:, None] * omega[None, :])
     encoding = np.empty((positions.size, omega.size * 2), dtype=np.float64)
-    encoding[:, 0::2] = np.sin(angles)
-    encoding[:, 1::2] = np.cos(angles)
+    encoding[:, 0::2] = sin
+    encoding[:, 1::2] = cos
     return encoding
 
 
@@ -125,12 +126,6 @@ def shift_matrix(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray
     offset = check_int(offset, "offset")
     if abs(offset) > 2**53:
         raise ValueError(f"offset must be at most 2**53 in magnitude (float64 integers are exact up to there), got {offset}")
-    beta = float(offset) * frequencies(d_model, base)
-    cos_beta, sin_beta = np.cos(beta), np.sin(beta)
-    even = 2 * np.arange(beta.size)
-    matrix = np.zeros((2 * beta.size, 2 * beta.size), dtype=np.float64)
-    matrix[even, even] = cos_beta
-    matrix[even, even + 1] = sin_beta
-    matrix[even + 1, even] = -sin_beta
-    matrix[even + 1, even + 1] = cos_beta
-    return matrix
+    cos_beta, sin_beta = cos_sin(float(offset) * frequencies(d_model, base))
+    # the block-diagonal rotation by -beta_i: [[cos, -(-sin)], [-sin, cos]]
+    return block_diagonal_rotation(cos_beta, -sin_beta)

@@ -13,7 +13,8 @@ from torch import nn
 
 from posenc._validation import check_even_positive_int, check_positive_float, check_positive_int
 from posenc._validation import as_int_array, is_torch_tensor
-from posenc.rope import _check_layout, _resolve_inv_freq, rope_angles, rotate_pairs
+from posenc.rope import _resolve_inv_freq, rope_angles, rotate_pairs
+from posenc.rotation import check_layout, cos_sin
 
 
 class RotaryEmbedding(nn.Module):
@@ -41,7 +42,7 @@ class RotaryEmbedding(nn.Module):
     ) -> None:
         super().__init__()
         self.dim = check_even_positive_int(dim, "dim")
-        self.layout = _check_layout(layout)
+        self.layout = check_layout(layout)
         self.attention_factor = check_positive_float(attention_factor, "attention_factor")
         self.inv_freq = _resolve_inv_freq(self.dim, inv_freq, check_positive_float(base, "base"))  # numpy float64
         self.register_buffer("cos_cached", torch.empty(0, self.dim // 2, dtype=torch.float64), persistent=False)
@@ -56,8 +57,9 @@ class RotaryEmbedding(nn.Module):
     def _grow(self, num_positions: int) -> None:
         angles = rope_angles(np.arange(num_positions), self.inv_freq)  # float64, formed before any cast
         device = self.cos_cached.device
-        self.cos_cached = torch.from_numpy(np.cos(angles) * self.attention_factor).to(device)
-        self.sin_cached = torch.from_numpy(np.sin(angles) * self.attention_factor).to(device)
+        cos, sin = cos_sin(angles, self.attention_factor)
+        self.cos_cached = torch.from_numpy(cos).to(device)
+        self.sin_cached = torch.from_numpy(sin).to(device)
 
     def rotate(self, x: torch.Tensor, positions: object = None) -> torch.Tensor:
         """Rotate one tensor of shape (..., seq, dim); positions default to 0 .. seq-1.

@@ -14,7 +14,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from posenc._validation import as_float_array, check_positive_int
+from posenc._validation import (
+    as_float_array,
+    as_float_scalar,
+    as_float_vector,
+    check_choice,
+    check_index_list,
+    check_positive_int,
+)
 from posenc.rope import rotation_matrix  # the one rotation formula; re-exported for the primer
 
 VectorMap = Callable[[np.ndarray], np.ndarray]
@@ -23,20 +30,13 @@ SHEAR_AXES = ("x", "y")
 
 def scaling_matrix(factors: Sequence[float]) -> np.ndarray:
     """diag(factors): stretches coordinate j by factors[j]; shape (n, n) for n factors."""
-    factors = as_float_array(factors, "factors")
-    if factors.ndim != 1 or factors.size == 0:
-        raise ValueError(f"factors must be a non-empty 1-D sequence of numbers, got shape {factors.shape}")
-    return np.diag(factors)
+    return np.diag(as_float_vector(factors, "factors"))
 
 
 def shear_matrix(amount: float, axis: str = "x") -> np.ndarray:
     """Shear of the plane: axis "x" gives [[1, k], [0, 1]] (e_2 -> (k, 1)), "y" gives [[1, 0], [k, 1]]."""
-    amount_array = as_float_array(amount, "amount")
-    if amount_array.ndim != 0:
-        raise ValueError(f"amount must be a single number, got shape {amount_array.shape}")
-    if axis not in SHEAR_AXES:
-        raise ValueError(f"axis must be one of {SHEAR_AXES}, got {axis!r}")
-    k = float(amount_array)
+    k = as_float_scalar(amount, "amount")
+    axis = check_choice(axis, "axis", SHEAR_AXES)
     return np.array([[1.0, k], [0.0, 1.0]]) if axis == "x" else np.array([[1.0, 0.0], [k, 1.0]])
 
 
@@ -49,29 +49,17 @@ def lift_matrix(dim_in: int, dim_out: int) -> np.ndarray:
     return np.eye(dim_out, dim_in)
 
 
-def _check_keep(keep: Iterable[int], dim: int, name: str = "keep") -> list[int]:
-    kept = list(keep)
-    if not kept:
-        raise ValueError(f"{name} must name at least one coordinate")
-    for j in kept:
-        if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or not 0 <= j < dim:
-            raise ValueError(f"{name} must hold coordinate indices 0 .. {dim - 1}, got {j!r}")
-    if len(set(kept)) != len(kept):
-        raise ValueError(f"{name} must not repeat a coordinate, got {kept}")
-    return [int(j) for j in kept]
-
-
 def projection_matrix(dim_in: int, keep: Iterable[int]) -> np.ndarray:
     """Shape (len(keep), dim_in): keeps the listed coordinates in that order and drops the rest."""
     dim_in = check_positive_int(dim_in, "dim_in")
-    return np.eye(dim_in)[_check_keep(keep, dim_in)]
+    return np.eye(dim_in)[check_index_list(keep, dim_in, "keep")]
 
 
 def mask_matrix(dim: int, keep: Iterable[int]) -> np.ndarray:
     """Shape (dim, dim), diagonal 1 on kept coordinates and 0 elsewhere: zeroes the others, keeps the size."""
     dim = check_positive_int(dim, "dim")
     diagonal = np.zeros(dim)
-    diagonal[_check_keep(keep, dim)] = 1.0
+    diagonal[check_index_list(keep, dim, "keep")] = 1.0
     return np.diag(diagonal)
 
 

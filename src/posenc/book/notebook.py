@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 
+from posenc._validation import check_non_negative_int, check_positive_int
+
 PRINT_OPTIONS = {"precision": 4, "suppress": True, "linewidth": 75}
 
 
@@ -40,8 +42,9 @@ def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int
     """
     from posenc.book import plotting  # imported here: `import posenc` must not import matplotlib
 
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = check_non_negative_int(seed, "seed")
+    if torch_threads is not None:
+        torch_threads = check_positive_int(torch_threads, "torch_threads")
     set_print_options()
     random.seed(seed)
     np.random.seed(seed)

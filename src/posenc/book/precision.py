@@ -17,8 +17,9 @@ import mpmath
 import numpy as np
 import torch
 
-from posenc._validation import as_float_array, as_int_array
+from posenc._validation import as_float_array, as_float_vector, as_int_array, check_choice
 from posenc.rope import rotate_pairs
+from posenc.rotation import cos_sin
 
 DTYPES = {
     "float64": torch.float64,
@@ -29,21 +30,11 @@ DTYPES = {
 
 
 def _dtype(name: object, argument: str) -> torch.dtype:
-    if not isinstance(name, str) or name not in DTYPES:
-        raise ValueError(
-            f"{argument} must be one of {list(DTYPES)}, got {name!r}"
-        )
-    return DTYPES[name]
+    return DTYPES[check_choice(name, argument, list(DTYPES))]
 
 
 def _inv_freq(inv_freq: object) -> np.ndarray:
-    inv_freq = as_float_array(inv_freq, "inv_freq")
-    if inv_freq.ndim != 1 or inv_freq.size == 0:
-        raise ValueError(
-            "inv_freq must be 1-D with shape (dim/2,), "
-            f"got shape {inv_freq.shape}"
-        )
-    return inv_freq
+    return as_float_vector(inv_freq, "inv_freq", "(dim/2,)")
 
 
 def stored_positions(positions: object, dtype: str) -> np.ndarray:
@@ -117,8 +108,8 @@ def cos_sin_in(
     angles = angles_in(
         positions, inv_freq, dtype, position_dtype=position_dtype
     )
-    low = torch.from_numpy(angles).to(DTYPES[dtype])
-    return torch.cos(low).double().numpy(), torch.sin(low).double().numpy()
+    cos, sin = cos_sin(torch.from_numpy(angles).to(DTYPES[dtype]))  # evaluated in dtype
+    return cos.double().numpy(), sin.double().numpy()
 
 
 def cos_error(

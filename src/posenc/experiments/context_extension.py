@@ -49,8 +49,9 @@ from posenc.experiments import baselines
 from posenc.experiments.passkey import PasskeyBatch, PasskeyTask
 from posenc.experiments.tiny_model import ModelConfig, RopeSpec, TinyRopeTransformer
 
-#: The methods evaluated without further training, in table order.
-METHODS = ("none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn")
+#: The methods this experiment evaluates without further training, in table order: a
+#: subset of every method ``posenc.rope_scaling`` knows (``posenc.scaling.METHODS``).
+EVALUATED_METHODS = ("none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn")
 #: The methods fine-tuned at ``finetune_multiple`` x L (``"none"`` is the control).
 FINETUNE_METHODS = ("none", "linear", "yarn")
 #: Evaluation lengths as multiples of the training length.
@@ -401,7 +402,7 @@ def evaluation_plan(train_config: TrainConfig, eval_config: EvalConfig) -> list[
     train_length = train_config.train_length
     plan = []
     for multiple in eval_config.multiples:
-        methods = ("none",) if multiple == 1 else METHODS
+        methods = ("none",) if multiple == 1 else EVALUATED_METHODS
         plan += [{"model": "base", "method": method, "factor": rope_spec(method, multiple, train_length).factor,
                   "length": multiple * train_length} for method in methods]
     tuned = train_config.finetune_multiple
