@@ -44,7 +44,11 @@ SWEEP_DIMS = (16, 32, 64, 128, 256)
 SWEEP_DIM_SHAPE = (1, 32, 512)  # (batch, heads, seq); dim varies
 SWEEP_LENGTHS = (512, 1024, 2048, 4096, 8192)
 SWEEP_LENGTH_SHAPE = (1, 8, 64)  # (batch, heads, dim); seq varies
-GOALS = {"interleaved_vs_floor": 1.5, "half_vs_floor": 2.0, "speedup_vs_transformers": 2.5}
+GOALS = {
+    "interleaved_vs_floor": 1.5,
+    "half_vs_floor": 2.0,
+    "speedup_vs_transformers": 2.5,
+}
 FLOOR = "x * 2.0 (memory floor)"
 HF = "transformers q*cos + rotate_half(q)*sin"
 
@@ -57,7 +61,10 @@ def recycle_freed_memory() -> bool:
     try:
         libc = ctypes.CDLL(name)
         m_trim_threshold, m_mmap_max = -1, -4
-        return libc.mallopt(m_mmap_max, 0) == 1 and libc.mallopt(m_trim_threshold, 1 << 40) == 1
+        return (
+            libc.mallopt(m_mmap_max, 0) == 1
+            and libc.mallopt(m_trim_threshold, 1 << 40) == 1
+        )
     except (OSError, AttributeError):
         return False
 
@@ -69,7 +76,10 @@ def forms(x: torch.Tensor, *, with_matrices: bool = True) -> dict[str, object]:
     cos, sin = bm.cos_sin_tables(positions, dim)
     hf_cos, hf_sin = bm.transformers_cos_sin(positions, dim)
     rotors = bm.rotor_table(positions, dim)
-    cached = {layout: RotaryEmbedding(dim, layout=layout, max_positions=seq) for layout in ("interleaved", "half")}
+    cached = {
+        layout: RotaryEmbedding(dim, layout=layout, max_positions=seq)
+        for layout in ("interleaved", "half")
+    }
     out = torch.empty_like(x)
     candidates = {
         FLOOR: lambda: bm.memory_floor(x),
@@ -79,13 +89,19 @@ def forms(x: torch.Tensor, *, with_matrices: bool = True) -> dict[str, object]:
         "RotaryEmbedding interleaved (cached)": lambda: cached["interleaved"].rotate(x),
         "RotaryEmbedding half (cached)": lambda: cached["half"].rotate(x),
         HF: lambda: bm.transformers_formula(x, hf_cos, hf_sin),
-        "elementwise formula, interleaved": lambda: rotate_pairs_elementwise(x, cos, sin, "interleaved"),
-        "elementwise formula, half": lambda: rotate_pairs_elementwise(x, cos, sin, "half"),
+        "elementwise formula, interleaved": lambda: rotate_pairs_elementwise(
+            x, cos, sin, "interleaved"
+        ),
+        "elementwise formula, half": lambda: rotate_pairs_elementwise(
+            x, cos, sin, "half"
+        ),
         "complex form (Meta), interleaved": lambda: bm.rotate_complex(x, rotors),
     }
     if with_matrices:
         matrices = bm.rope_matrices(positions, dim)
-        candidates["block-diagonal matrices, interleaved"] = lambda: bm.rotate_by_matrices(x, matrices)
+        candidates["block-diagonal matrices, interleaved"] = lambda: (
+            bm.rotate_by_matrices(x, matrices)
+        )
     return candidates
 
 
@@ -93,14 +109,18 @@ def check_forms(x: torch.Tensor, candidates: dict[str, object]) -> dict[str, flo
     """Largest |difference| of every form from the float64 numpy reference, in its layout."""
     positions = np.arange(x.shape[-2])
     x64 = x.double().numpy()
-    reference = {"interleaved": posenc.apply_rope(x64, positions),
-                 "half": posenc.apply_rope(x64, positions, layout="half")}
+    reference = {
+        "interleaved": posenc.apply_rope(x64, positions),
+        "half": posenc.apply_rope(x64, positions, layout="half"),
+    }
     errors = {}
     for name, function in candidates.items():
         if name.startswith("x * 2.0"):
             continue
         layout = "half" if ("half" in name or name == HF) else "interleaved"
-        errors[name] = float(np.max(np.abs(function().double().numpy() - reference[layout])))
+        errors[name] = float(
+            np.max(np.abs(function().double().numpy() - reference[layout]))
+        )
     return errors
 
 
@@ -109,7 +129,9 @@ def print_table(title: str, times: dict[str, list[float]]) -> dict[str, float]:
     print(f"\n{title}")
     print(f"  {'candidate':42s} {'median ms':>10s} {'x floor':>8s}")
     for name, values in times.items():
-        print(f"  {name:42s} {statistics.median(values) * 1e3:10.2f} {ratios[name]:8.2f}")
+        print(
+            f"  {name:42s} {statistics.median(values) * 1e3:10.2f} {ratios[name]:8.2f}"
+        )
     return ratios
 
 
@@ -118,47 +140,84 @@ def print_goals(ratios: dict[str, float]) -> dict[str, float]:
         "interleaved_vs_floor": ratios["apply_rope interleaved"],
         "half_vs_floor": ratios["apply_rope half"],
         "transformers_vs_floor": ratios[HF],
-        "speedup_interleaved_vs_transformers": ratios[HF] / ratios["apply_rope interleaved"],
+        "speedup_interleaved_vs_transformers": ratios[HF]
+        / ratios["apply_rope interleaved"],
         "speedup_half_vs_transformers": ratios[HF] / ratios["apply_rope half"],
     }
     lines = [
-        ("apply_rope interleaved / floor", summary["interleaved_vs_floor"], "<=", GOALS["interleaved_vs_floor"]),
-        ("apply_rope half / floor", summary["half_vs_floor"], "<=", GOALS["half_vs_floor"]),
-        ("transformers / apply_rope interleaved", summary["speedup_interleaved_vs_transformers"], ">=",
-         GOALS["speedup_vs_transformers"]),
-        ("transformers / apply_rope half", summary["speedup_half_vs_transformers"], ">=",
-         GOALS["speedup_vs_transformers"]),
+        (
+            "apply_rope interleaved / floor",
+            summary["interleaved_vs_floor"],
+            "<=",
+            GOALS["interleaved_vs_floor"],
+        ),
+        (
+            "apply_rope half / floor",
+            summary["half_vs_floor"],
+            "<=",
+            GOALS["half_vs_floor"],
+        ),
+        (
+            "transformers / apply_rope interleaved",
+            summary["speedup_interleaved_vs_transformers"],
+            ">=",
+            GOALS["speedup_vs_transformers"],
+        ),
+        (
+            "transformers / apply_rope half",
+            summary["speedup_half_vs_transformers"],
+            ">=",
+            GOALS["speedup_vs_transformers"],
+        ),
     ]
     print("  goals (issue 8), measured in this run:")
     for label, value, relation, goal in lines:
         met = value <= goal if relation == "<=" else value >= goal
-        print(f"  {label:42s} {value:6.2f}  (goal {relation} {goal}: {'met' if met else 'NOT met'})")
+        print(
+            f"  {label:42s} {value:6.2f}  (goal {relation} {goal}: {'met' if met else 'NOT met'})"
+        )
     return summary
 
 
-def main_comparison(rounds: int, threads: int, regime: str, *, check: bool = False) -> dict[str, object]:
+def main_comparison(
+    rounds: int, threads: int, regime: str, *, check: bool = False
+) -> dict[str, object]:
     torch.set_num_threads(threads)
     x = torch.randn(*MAIN_SHAPE, generator=torch.Generator().manual_seed(0))
     candidates = forms(x)
     errors = None
     if check:
         errors = check_forms(x, candidates)
-        print(f"\nlargest |error| against the float64 numpy reference, x float32 {MAIN_SHAPE}:")
+        print(
+            f"\nlargest |error| against the float64 numpy reference, x float32 {MAIN_SHAPE}:"
+        )
         for name, error in errors.items():
             print(f"  {name:42s} {error:.1e}")
     times = bm.time_alternating(candidates, rounds=rounds)
-    ratios = print_table(f"float32 {MAIN_SHAPE}, {regime} memory, {threads} torch thread(s), {rounds} rounds: "
-                         "median time and ratio to x * 2.0", times)
+    ratios = print_table(
+        f"float32 {MAIN_SHAPE}, {regime} memory, {threads} torch thread(s), {rounds} rounds: "
+        "median time and ratio to x * 2.0",
+        times,
+    )
     summary = print_goals(ratios)
-    return {"shape": list(MAIN_SHAPE), "regime": regime, "threads": threads, "rounds": rounds,
-            "max_abs_error": errors, "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
-            "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
-            "ratio_to_floor": ratios, "summary": summary}
+    return {
+        "shape": list(MAIN_SHAPE),
+        "regime": regime,
+        "threads": threads,
+        "rounds": rounds,
+        "max_abs_error": errors,
+        "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
+        "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
+        "ratio_to_floor": ratios,
+        "summary": summary,
+    }
 
 
 def autograd_comparison(rounds: int, threads: int, regime: str) -> dict[str, object]:
     torch.set_num_threads(threads)
-    x = torch.randn(*MAIN_SHAPE, generator=torch.Generator().manual_seed(1)).requires_grad_()
+    x = torch.randn(
+        *MAIN_SHAPE, generator=torch.Generator().manual_seed(1)
+    ).requires_grad_()
     positions = np.arange(MAIN_SHAPE[-2])
     hf_cos, hf_sin = bm.transformers_cos_sin(positions, MAIN_SHAPE[-1])
     cos, sin = bm.cos_sin_tables(positions, MAIN_SHAPE[-1])
@@ -168,22 +227,37 @@ def autograd_comparison(rounds: int, threads: int, regime: str) -> dict[str, obj
         def run():
             function().backward(upstream)
             x.grad = None
+
         return run
 
     candidates = {
         FLOOR: forward_backward(lambda: bm.memory_floor(x)),
-        "apply_rope interleaved": forward_backward(lambda: posenc.apply_rope(x, positions)),
-        "apply_rope half": forward_backward(lambda: posenc.apply_rope(x, positions, layout="half")),
+        "apply_rope interleaved": forward_backward(
+            lambda: posenc.apply_rope(x, positions)
+        ),
+        "apply_rope half": forward_backward(
+            lambda: posenc.apply_rope(x, positions, layout="half")
+        ),
         HF: forward_backward(lambda: bm.transformers_formula(x, hf_cos, hf_sin)),
         "elementwise formula, interleaved": forward_backward(
-            lambda: rotate_pairs_elementwise(x, cos, sin, "interleaved")),
+            lambda: rotate_pairs_elementwise(x, cos, sin, "interleaved")
+        ),
     }
     times = bm.time_alternating(candidates, rounds=rounds)
-    ratios = print_table(f"(3) forward + backward, x float32 {MAIN_SHAPE} requires grad, {regime} memory, "
-                         f"{threads} torch thread(s), {rounds} rounds", times)
-    return {"shape": list(MAIN_SHAPE), "regime": regime, "threads": threads, "rounds": rounds,
-            "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
-            "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()}, "ratio_to_floor": ratios}
+    ratios = print_table(
+        f"(3) forward + backward, x float32 {MAIN_SHAPE} requires grad, {regime} memory, "
+        f"{threads} torch thread(s), {rounds} rounds",
+        times,
+    )
+    return {
+        "shape": list(MAIN_SHAPE),
+        "regime": regime,
+        "threads": threads,
+        "rounds": rounds,
+        "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
+        "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
+        "ratio_to_floor": ratios,
+    }
 
 
 SHORT_NAMES = {
@@ -197,75 +271,140 @@ SHORT_NAMES = {
 }
 
 
-def sweep(kind: str, values: tuple[int, ...], rounds: int, threads: int, regime: str) -> dict[str, object]:
+def sweep(
+    kind: str, values: tuple[int, ...], rounds: int, threads: int, regime: str
+) -> dict[str, object]:
     """Median ms of every form for each head dimension (kind "dim") or sequence length (kind "seq")."""
     torch.set_num_threads(threads)
-    result: dict[str, object] = {"kind": kind, "values": list(values), "regime": regime, "threads": threads,
-                                 "rounds": rounds, "shapes": [], "median_ms": {}, "ratio_to_floor": {}}
+    result: dict[str, object] = {
+        "kind": kind,
+        "values": list(values),
+        "regime": regime,
+        "threads": threads,
+        "rounds": rounds,
+        "shapes": [],
+        "median_ms": {},
+        "ratio_to_floor": {},
+    }
     if kind == "dim":
         title = f"(4) head dimension sweep, x float32 (batch, heads, seq) = {SWEEP_DIM_SHAPE} by dim"
     else:
         title = f"(5) sequence length sweep, x float32 (batch, heads, dim) = {SWEEP_LENGTH_SHAPE}, seq varies"
-    print(f"\n{title}, {regime} memory, {threads} torch thread(s), {rounds} rounds: median ms, then ratio to x * 2.0")
-    print("  " + f"{kind:>6s} " + "".join(f"{short:>13s}" for short in SHORT_NAMES.values()))
+    print(
+        f"\n{title}, {regime} memory, {threads} torch thread(s), {rounds} rounds: median ms, then ratio to x * 2.0"
+    )
+    print(
+        "  "
+        + f"{kind:>6s} "
+        + "".join(f"{short:>13s}" for short in SHORT_NAMES.values())
+    )
     for value in values:
         if kind == "dim":
             shape = (*SWEEP_DIM_SHAPE, value)
         else:
-            shape = (SWEEP_LENGTH_SHAPE[0], SWEEP_LENGTH_SHAPE[1], value, SWEEP_LENGTH_SHAPE[2])
+            shape = (
+                SWEEP_LENGTH_SHAPE[0],
+                SWEEP_LENGTH_SHAPE[1],
+                value,
+                SWEEP_LENGTH_SHAPE[2],
+            )
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(value))
-        candidates = {name: function for name, function in forms(x).items() if name in SHORT_NAMES}
+        candidates = {
+            name: function for name, function in forms(x).items() if name in SHORT_NAMES
+        }
         times = bm.time_alternating(candidates, rounds=rounds)
         ratios = bm.median_ratios(times, FLOOR)
         result["shapes"].append(list(shape))
         for name in SHORT_NAMES:
-            result["median_ms"].setdefault(name, []).append(statistics.median(times[name]) * 1e3)
+            result["median_ms"].setdefault(name, []).append(
+                statistics.median(times[name]) * 1e3
+            )
             result["ratio_to_floor"].setdefault(name, []).append(ratios[name])
-        print("  " + f"{value:6d} " + "".join(f"{statistics.median(times[name]) * 1e3:10.2f} ms" for name in SHORT_NAMES))
-        print("  " + " " * 7 + "".join(f"{ratios[name]:12.2f}x" for name in SHORT_NAMES))
+        print(
+            "  "
+            + f"{value:6d} "
+            + "".join(
+                f"{statistics.median(times[name]) * 1e3:10.2f} ms"
+                for name in SHORT_NAMES
+            )
+        )
+        print(
+            "  " + " " * 7 + "".join(f"{ratios[name]:12.2f}x" for name in SHORT_NAMES)
+        )
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15, help="timed rounds of each main comparison")
-    parser.add_argument("--sweep-rounds", type=int, default=9, help="timed rounds per sweep point")
-    parser.add_argument("--threads", type=int, default=2,
-                        help="torch intra-op threads; each main comparison is repeated with 1 thread")
-    parser.add_argument("--output", type=Path, help="also write the results as JSON to this file")
+    parser.add_argument(
+        "--rounds", type=int, default=15, help="timed rounds of each main comparison"
+    )
+    parser.add_argument(
+        "--sweep-rounds", type=int, default=9, help="timed rounds per sweep point"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="torch intra-op threads; each main comparison is repeated with 1 thread",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="also write the results as JSON to this file"
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
     machine = bm.machine_description()
-    command = "python benchmarks/rope.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python benchmarks/rope.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
     print(f"command: {command.strip()}")
-    print(f"machine: {machine['cpu']}, {machine['cores']} logical cores; torch {machine['torch']}; "
-          f"Python {machine['python']}; load average {machine['load_average']} at the start")
+    print(
+        f"machine: {machine['cpu']}, {machine['cores']} logical cores; torch {machine['torch']}; "
+        f"Python {machine['python']}; load average {machine['load_average']} at the start"
+    )
     print("ratios are medians over rounds that call every candidate in turn")
     thread_counts = [args.threads] + ([1] if args.threads != 1 else [])
-    results: dict[str, object] = {"command": command.strip(), "machine": machine, "goals": GOALS,
-                                  "main": {"default": {}, "recycled": {}}}
-    print("\n(1) default allocator: whether a result gets fresh pages depends on what ran before")
+    results: dict[str, object] = {
+        "command": command.strip(),
+        "machine": machine,
+        "goals": GOALS,
+        "main": {"default": {}, "recycled": {}},
+    }
+    print(
+        "\n(1) default allocator: whether a result gets fresh pages depends on what ran before"
+    )
     for index, threads in enumerate(thread_counts):
-        results["main"]["default"][str(threads)] = main_comparison(args.rounds, threads, "default",
-                                                                    check=index == 0)
+        results["main"]["default"][str(threads)] = main_comparison(
+            args.rounds, threads, "default", check=index == 0
+        )
     recycled = recycle_freed_memory()
     results["recycled_memory_available"] = recycled
     regime = "recycled" if recycled else "default"
     if recycled:
-        print("\n(2) recycled memory (mallopt: no mmap, no trimming): the floor is memory bandwidth alone")
+        print(
+            "\n(2) recycled memory (mallopt: no mmap, no trimming): the floor is memory bandwidth alone"
+        )
         for threads in thread_counts:
-            results["main"]["recycled"][str(threads)] = main_comparison(args.rounds, threads, "recycled")
+            results["main"]["recycled"][str(threads)] = main_comparison(
+                args.rounds, threads, "recycled"
+            )
     else:
         print("\n(2) skipped: mallopt is available with glibc on Linux only")
-    results["autograd"] = autograd_comparison(max(3, args.rounds // 2), args.threads, regime)
-    print("\nthe sweeps run on one thread, so that waking a second thread (milliseconds on a busy machine) "
-          "does not hide how the work grows")
+    results["autograd"] = autograd_comparison(
+        max(3, args.rounds // 2), args.threads, regime
+    )
+    print(
+        "\nthe sweeps run on one thread, so that waking a second thread (milliseconds on a busy machine) "
+        "does not hide how the work grows"
+    )
     results["sweep_dim"] = sweep("dim", SWEEP_DIMS, args.sweep_rounds, 1, regime)
     results["sweep_seq"] = sweep("seq", SWEEP_LENGTHS, args.sweep_rounds, 1, regime)
     results["seconds"] = time.perf_counter() - started
     results["load_average_at_end"] = bm.machine_description()["load_average"]
-    print(f"\ntotal time {results['seconds']:.0f} s, load average {results['load_average_at_end']} at the end")
+    print(
+        f"\ntotal time {results['seconds']:.0f} s, load average {results['load_average_at_end']} at the end"
+    )
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(results, indent=1) + "\n")

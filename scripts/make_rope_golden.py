@@ -30,7 +30,10 @@ from pathlib import Path
 import torch
 import transformers
 from transformers import LlamaConfig
-from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+from transformers.models.llama.modeling_llama import (
+    LlamaRotaryEmbedding,
+    apply_rotary_pos_emb,
+)
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "golden" / "rope_reference.json"
 SEED = 0
@@ -50,13 +53,20 @@ def hf_with_float64_angles(q: torch.Tensor, k: torch.Tensor, positions: torch.Te
     """transformers' apply_rotary_pos_emb, cos/sin as its LlamaRotaryEmbedding lays them out, in float64."""
     freqs = positions.double()[:, None] * inv_freq_float64(HEAD_DIM, BASE)[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)[None]  # (batch=1, seq, head_dim)
-    return apply_rotary_pos_emb(q, k, emb.cos(), emb.sin())  # unsqueeze_dim=1: q is (batch, heads, seq, dim)
+    return apply_rotary_pos_emb(
+        q, k, emb.cos(), emb.sin()
+    )  # unsqueeze_dim=1: q is (batch, heads, seq, dim)
 
 
 def hf_end_to_end_float32(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor):
     """transformers' own LlamaRotaryEmbedding (float32 frequencies and angles) + apply_rotary_pos_emb."""
-    config = LlamaConfig(hidden_size=HEAD_DIM * 2, num_attention_heads=2, head_dim=HEAD_DIM,
-                         rope_theta=BASE, max_position_embeddings=64)
+    config = LlamaConfig(
+        hidden_size=HEAD_DIM * 2,
+        num_attention_heads=2,
+        head_dim=HEAD_DIM,
+        rope_theta=BASE,
+        max_position_embeddings=64,
+    )
     rotary = LlamaRotaryEmbedding(config)
     cos, sin = rotary(q, positions[None])
     q_embed, k_embed = apply_rotary_pos_emb(q, k, cos, sin)
@@ -72,7 +82,9 @@ def meta_complex_form(x: torch.Tensor, start_pos: int) -> torch.Tensor:
     positions = torch.arange(start_pos, start_pos + seq, dtype=torch.float64)
     angles = torch.outer(positions, inv_freq_float64(dim, BASE))  # (seq, dim/2)
     rotors = torch.polar(torch.ones_like(angles), angles)  # exp(i m theta), complex128
-    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], dim // 2, 2).contiguous())  # (batch, seq, heads, dim/2)
+    pairs = torch.view_as_complex(
+        x.reshape(*x.shape[:-1], dim // 2, 2).contiguous()
+    )  # (batch, seq, heads, dim/2)
     rotated = pairs * rotors[None, :, None, :]
     return torch.view_as_real(rotated).flatten(-2)
 
@@ -96,8 +108,12 @@ def main() -> None:
     q, k = draw(1, 2, 6, HEAD_DIM), draw(1, 1, 6, HEAD_DIM)
     q_embed, k_embed = hf_with_float64_angles(q, k, positions)
     golden["hf_half_float64"] = {
-        "layout": "half", "positions": positions.tolist(), "q": to_list(q), "k": to_list(k),
-        "q_embed": to_list(q_embed), "k_embed": to_list(k_embed),
+        "layout": "half",
+        "positions": positions.tolist(),
+        "q": to_list(q),
+        "k": to_list(k),
+        "q_embed": to_list(q_embed),
+        "k_embed": to_list(k_embed),
     }
 
     # (b) transformers end to end in float32, small positions (its angles are float32).
@@ -105,17 +121,29 @@ def main() -> None:
     q, k = draw(1, 2, 8, HEAD_DIM).float(), draw(1, 2, 8, HEAD_DIM).float()
     q_embed, k_embed, inv_freq = hf_end_to_end_float32(q, k, positions)
     golden["hf_half_llama_rotary_float32"] = {
-        "layout": "half", "positions": positions.tolist(), "q": to_list(q), "k": to_list(k),
-        "inv_freq": to_list(inv_freq), "q_embed": to_list(q_embed), "k_embed": to_list(k_embed),
+        "layout": "half",
+        "positions": positions.tolist(),
+        "q": to_list(q),
+        "k": to_list(k),
+        "inv_freq": to_list(inv_freq),
+        "q_embed": to_list(q_embed),
+        "k_embed": to_list(k_embed),
     }
 
     # (b') transformers' own cos/sin at far positions: shows how it forms the angles (float32).
     far = torch.tensor([1_000_000, 2_000_000])
-    config = LlamaConfig(hidden_size=HEAD_DIM * 2, num_attention_heads=2, head_dim=HEAD_DIM,
-                         rope_theta=BASE, max_position_embeddings=64)
+    config = LlamaConfig(
+        hidden_size=HEAD_DIM * 2,
+        num_attention_heads=2,
+        head_dim=HEAD_DIM,
+        rope_theta=BASE,
+        max_position_embeddings=64,
+    )
     cos, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 2, HEAD_DIM), far[None])
     golden["hf_llama_rotary_far_positions"] = {
-        "positions": far.tolist(), "cos": to_list(cos[0]), "sin": to_list(sin[0]),
+        "positions": far.tolist(),
+        "cos": to_list(cos[0]),
+        "sin": to_list(sin[0]),
     }
 
     # (c) the transcription of Meta's complex form, (batch=1, seq=5, heads=2, head_dim),
@@ -123,13 +151,17 @@ def main() -> None:
     start_pos = 1000
     x = draw(1, 5, 2, HEAD_DIM)
     golden["meta_interleaved_complex_float64"] = {
-        "layout": "interleaved", "start_pos": start_pos, "x_batch_seq_heads_dim": to_list(x),
+        "layout": "interleaved",
+        "start_pos": start_pos,
+        "x_batch_seq_heads_dim": to_list(x),
         "x_rotated": to_list(meta_complex_form(x, start_pos)),
     }
 
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(golden, indent=1) + "\n")
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes) with transformers {transformers.__version__}")
+    print(
+        f"wrote {OUT} ({OUT.stat().st_size} bytes) with transformers {transformers.__version__}"
+    )
 
 
 if __name__ == "__main__":

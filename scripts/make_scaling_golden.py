@@ -35,7 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-OUTPUT = Path(__file__).resolve().parents[1] / "tests" / "golden" / "rope_scaling_transformers.npz"
+OUTPUT = (
+    Path(__file__).resolve().parents[1]
+    / "tests"
+    / "golden"
+    / "rope_scaling_transformers.npz"
+)
 
 FACTORS = (2.0, 3.5, 8.0, 16.0, 40.0)
 DIMS = (64, 128)
@@ -78,43 +83,112 @@ PUBLISHED = (
     # "original_max_position_embeddings": 4096, "type": "yarn"}, "rope_theta": 10000,
     # "qk_rope_head_dim": 64 (the rotary part of each head; transformers' DeepseekV3Config sets
     # head_dim = qk_rope_head_dim).
-    {"method": "yarn", "dim": 64, "base": 10000.0, "factor": 40, "original_max_position": 4096,
-     "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0},
+    {
+        "method": "yarn",
+        "dim": 64,
+        "base": 10000.0,
+        "factor": 40,
+        "original_max_position": 4096,
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+    },
     # DeepSeek-V2: https://huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json
     # the same, with "mscale": 0.707, "mscale_all_dim": 0.707.
-    {"method": "yarn", "dim": 64, "base": 10000.0, "factor": 40, "original_max_position": 4096,
-     "beta_fast": 32, "beta_slow": 1, "mscale": 0.707, "mscale_all_dim": 0.707},
+    {
+        "method": "yarn",
+        "dim": 64,
+        "base": 10000.0,
+        "factor": 40,
+        "original_max_position": 4096,
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "mscale": 0.707,
+        "mscale_all_dim": 0.707,
+    },
     # gpt-oss: https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (gpt-oss-120b the same)
     # "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
     # "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": false},
     # "rope_theta": 150000, "head_dim": 64 (also the defaults of transformers' GptOssConfig).
-    {"method": "yarn", "dim": 64, "base": 150000.0, "factor": 32.0, "original_max_position": 4096,
-     "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
+    {
+        "method": "yarn",
+        "dim": 64,
+        "base": 150000.0,
+        "factor": 32.0,
+        "original_max_position": 4096,
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "truncate": False,
+    },
     # Qwen2.5 with YaRN: https://huggingface.co/Qwen/Qwen2.5-7B-Instruct, model card, "Processing
     # Long Texts": add "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768,
     # "type": "yarn"} to config.json; there "rope_theta": 1000000.0, hidden_size 3584 over 28 heads = 128.
-    {"method": "yarn", "dim": 128, "base": 1000000.0, "factor": 4.0, "original_max_position": 32768},
+    {
+        "method": "yarn",
+        "dim": 128,
+        "base": 1000000.0,
+        "factor": 4.0,
+        "original_max_position": 32768,
+    },
     # Llama 3.1: https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json
     # "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
     # "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "rope_theta": 500000.0,
     # hidden_size 4096 over 32 heads = 128.
-    {"method": "llama3", "dim": 128, "base": 500000.0, "factor": 8.0, "original_max_position": 8192,
-     "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    {
+        "method": "llama3",
+        "dim": 128,
+        "base": 500000.0,
+        "factor": 8.0,
+        "original_max_position": 8192,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    },
 )
 
-_YARN = {"method": "yarn", "dim": 64, "base": 10000.0, "factor": 8.0, "original_max_position": 4096}
-_LLAMA3 = {"method": "llama3", "dim": 128, "base": 500000.0, "factor": 8.0, "original_max_position": 8192}
+_YARN = {
+    "method": "yarn",
+    "dim": 64,
+    "base": 10000.0,
+    "factor": 8.0,
+    "original_max_position": 4096,
+}
+_LLAMA3 = {
+    "method": "llama3",
+    "dim": 128,
+    "base": 500000.0,
+    "factor": 8.0,
+    "original_max_position": 8192,
+}
 # Configurations transformers does not accept, with the argument posenc's error must name.
 REJECTED = (
-    ({"method": "linear", "dim": 64, "base": 10000.0, "factor": 0.5}, "factor"),  # validation: factor >= 1
-    ({**_YARN, "beta_fast": 1.0, "beta_slow": 2.0}, "beta_fast"),  # validation: beta_fast < beta_slow
-    ({**_YARN, "beta_slow": -1.0}, "beta_slow"),  # math.log of a negative number: ValueError
-    ({**_YARN, "attention_factor": -1.0}, "attention_factor"),  # validation: attention_factor < 0
+    (
+        {"method": "linear", "dim": 64, "base": 10000.0, "factor": 0.5},
+        "factor",
+    ),  # validation: factor >= 1
+    (
+        {**_YARN, "beta_fast": 1.0, "beta_slow": 2.0},
+        "beta_fast",
+    ),  # validation: beta_fast < beta_slow
+    (
+        {**_YARN, "beta_slow": -1.0},
+        "beta_slow",
+    ),  # math.log of a negative number: ValueError
+    (
+        {**_YARN, "attention_factor": -1.0},
+        "attention_factor",
+    ),  # validation: attention_factor < 0
     # 0.1 * -10 * ln(e) + 1 == 0 exactly: ZeroDivisionError
-    ({**_YARN, "factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0}, "mscale_all_dim"),
+    (
+        {**_YARN, "factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0},
+        "mscale_all_dim",
+    ),
     # validation: high_freq_factor <= low_freq_factor; the smoothing divides by their difference
     ({**_LLAMA3, "low_freq_factor": 2.0, "high_freq_factor": 2.0}, "high_freq_factor"),
-    ({**_LLAMA3, "low_freq_factor": 0.0}, "low_freq_factor"),  # L / 0: ZeroDivisionError
+    (
+        {**_LLAMA3, "low_freq_factor": 0.0},
+        "low_freq_factor",
+    ),  # L / 0: ZeroDivisionError
 )
 
 
@@ -125,22 +199,68 @@ def cases() -> list[dict]:
         out.append({"method": "none", "dim": dim, "base": base})
     for factor, dim, base in itertools.product(FACTORS, DIMS, BASES):
         out.append({"method": "linear", "dim": dim, "base": base, "factor": factor})
-    for factor, dim, base, original in itertools.product(FACTORS, DIMS, BASES, ORIGINALS):
+    for factor, dim, base, original in itertools.product(
+        FACTORS, DIMS, BASES, ORIGINALS
+    ):
         for multiple in DYNAMIC_SEQ_MULTIPLES:
             if dim == 128 and multiple in (0.5, 1.37):
                 continue  # keep the file small: these lengths are covered at dim 64
-            out.append({"method": "dynamic", "dim": dim, "base": base, "factor": factor,
-                        "original_max_position": original, "seq_len": int(round(multiple * original))})
+            out.append(
+                {
+                    "method": "dynamic",
+                    "dim": dim,
+                    "base": base,
+                    "factor": factor,
+                    "original_max_position": original,
+                    "seq_len": int(round(multiple * original)),
+                }
+            )
         for truncate in (True, False):
-            out.append({"method": "yarn", "dim": dim, "base": base, "factor": factor,
-                        "original_max_position": original, "truncate": truncate})
-        out.append({"method": "llama3", "dim": dim, "base": base, "factor": factor, "original_max_position": original})
-    for options, factor, dim, original in itertools.product(YARN_OPTION_SETS, (4.0, 40.0), DIMS, (4096, 32768)):
-        out.append({"method": "yarn", "dim": dim, "base": 10000.0, "factor": factor,
-                    "original_max_position": original, **options})
-    for options, factor, dim, original in itertools.product(LLAMA3_OPTION_SETS, (8.0, 32.0), DIMS, (8192,)):
-        out.append({"method": "llama3", "dim": dim, "base": 500000.0, "factor": factor,
-                    "original_max_position": original, **options})
+            out.append(
+                {
+                    "method": "yarn",
+                    "dim": dim,
+                    "base": base,
+                    "factor": factor,
+                    "original_max_position": original,
+                    "truncate": truncate,
+                }
+            )
+        out.append(
+            {
+                "method": "llama3",
+                "dim": dim,
+                "base": base,
+                "factor": factor,
+                "original_max_position": original,
+            }
+        )
+    for options, factor, dim, original in itertools.product(
+        YARN_OPTION_SETS, (4.0, 40.0), DIMS, (4096, 32768)
+    ):
+        out.append(
+            {
+                "method": "yarn",
+                "dim": dim,
+                "base": 10000.0,
+                "factor": factor,
+                "original_max_position": original,
+                **options,
+            }
+        )
+    for options, factor, dim, original in itertools.product(
+        LLAMA3_OPTION_SETS, (8.0, 32.0), DIMS, (8192,)
+    ):
+        out.append(
+            {
+                "method": "llama3",
+                "dim": dim,
+                "base": 500000.0,
+                "factor": factor,
+                "original_max_position": original,
+                **options,
+            }
+        )
     out.extend(dict(case) for case in PUBLISHED)
     return out
 
@@ -150,7 +270,13 @@ def rejected_cases() -> list[dict]:
     return [{"case": dict(case), "argument": argument} for case, argument in REJECTED]
 
 
-TRANSFORMERS_TYPE = {"none": "default", "linear": "linear", "dynamic": "dynamic", "yarn": "yarn", "llama3": "llama3"}
+TRANSFORMERS_TYPE = {
+    "none": "default",
+    "linear": "linear",
+    "dynamic": "dynamic",
+    "yarn": "yarn",
+    "llama3": "llama3",
+}
 OPTION_DEFAULTS = {"llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0}}
 
 
@@ -191,7 +317,9 @@ def rope_warnings():
         logger.removeHandler(handler)
 
 
-def transformers_values(case: dict, *, float64: bool = False) -> tuple[np.ndarray, float]:
+def transformers_values(
+    case: dict, *, float64: bool = False
+) -> tuple[np.ndarray, float]:
     """inv_freq and attention factor from transformers for one case it accepts.
 
     float32 as transformers returns it; with ``float64`` the same code run in float64.
@@ -223,7 +351,12 @@ def _values(case: dict, *, float64: bool) -> tuple[np.ndarray, float]:
 
     method, dim, base = case["method"], case["dim"], case["base"]
     rope_type = TRANSFORMERS_TYPE[method]
-    options = {k: v for k, v in case.items() if k not in ("method", "dim", "base", "factor", "original_max_position", "seq_len")}
+    options = {
+        k: v
+        for k, v in case.items()
+        if k
+        not in ("method", "dim", "base", "factor", "original_max_position", "seq_len")
+    }
     options = {**OPTION_DEFAULTS.get(method, {}), **options}
     parameters: dict = {"rope_type": rope_type}
     if method != "none":
@@ -240,17 +373,34 @@ def _values(case: dict, *, float64: bool) -> tuple[np.ndarray, float]:
     parameters.update(options)
 
     num_heads = 4
-    kwargs = dict(hidden_size=dim * num_heads, num_attention_heads=num_heads, head_dim=dim,
-                  max_position_embeddings=max_position, num_hidden_layers=1, vocab_size=32)
-    if "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters:  # transformers 5.x
-        config = LlamaConfig(**kwargs, rope_parameters={**parameters, "rope_theta": base})
+    kwargs = dict(
+        hidden_size=dim * num_heads,
+        num_attention_heads=num_heads,
+        head_dim=dim,
+        max_position_embeddings=max_position,
+        num_hidden_layers=1,
+        vocab_size=32,
+    )
+    if (
+        "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters
+    ):  # transformers 5.x
+        config = LlamaConfig(
+            **kwargs, rope_parameters={**parameters, "rope_theta": base}
+        )
     else:  # transformers 4.x: rope_theta next to rope_scaling
-        config = LlamaConfig(**kwargs, rope_theta=base, rope_scaling=None if method == "none" else parameters)
+        config = LlamaConfig(
+            **kwargs,
+            rope_theta=base,
+            rope_scaling=None if method == "none" else parameters,
+        )
 
     with torch_float_is_float64() if float64 else contextlib.nullcontext():
         inv_freq, attention_factor = _call(config, rope_type, case)
     expected = np.float64 if float64 else np.float32
-    assert inv_freq.shape == (dim // 2,) and inv_freq.detach().cpu().numpy().dtype == expected, (case, inv_freq.dtype)
+    assert (
+        inv_freq.shape == (dim // 2,)
+        and inv_freq.detach().cpu().numpy().dtype == expected
+    ), (case, inv_freq.dtype)
     return inv_freq.detach().cpu().numpy(), float(attention_factor)
 
 
@@ -262,9 +412,13 @@ def _call(config, rope_type: str, case: dict):
         if "default" in ROPE_INIT_FUNCTIONS:
             inv_freq, attention_factor = ROPE_INIT_FUNCTIONS["default"](config, None)
         else:
-            inv_freq, attention_factor = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+            inv_freq, attention_factor = (
+                LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+            )
     elif rope_type == "dynamic":
-        inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=case["seq_len"])
+        inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](
+            config, None, seq_len=case["seq_len"]
+        )
     else:
         inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, None)
     return inv_freq, attention_factor
@@ -284,8 +438,10 @@ def main() -> None:
         inv_freqs64.append(inv_freq64)
         factors.append(attention_factor)
     offsets = np.cumsum([0] + [len(f) for f in inv_freqs]).astype(np.int64)
-    rejected = [{**row, "transformers": transformers_rejection(row["case"], row["argument"])}
-                for row in rejected_cases()]
+    rejected = [
+        {**row, "transformers": transformers_rejection(row["case"], row["argument"])}
+        for row in rejected_cases()
+    ]
     meta = {
         "transformers": transformers.__version__,
         "torch": torch.__version__,
@@ -303,8 +459,10 @@ def main() -> None:
         offsets=offsets,
         attention_factor=np.array(factors, dtype=np.float64),
     )
-    print(f"wrote {len(all_cases)} cases ({offsets[-1]} frequencies) and {len(rejected)} rejected ones "
-          f"to {OUTPUT} with transformers {transformers.__version__}, torch {torch.__version__}")
+    print(
+        f"wrote {len(all_cases)} cases ({offsets[-1]} frequencies) and {len(rejected)} rejected ones "
+        f"to {OUTPUT} with transformers {transformers.__version__}, torch {torch.__version__}"
+    )
 
 
 if __name__ == "__main__":

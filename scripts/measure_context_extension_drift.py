@@ -27,11 +27,20 @@ import numpy as np
 
 def capabilities() -> list[str]:
     """The ATEN_CPU_CAPABILITY values this processor can run."""
-    flags = Path("/proc/cpuinfo").read_text(encoding="utf-8") if Path("/proc/cpuinfo").exists() else ""
+    flags = (
+        Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        if Path("/proc/cpuinfo").exists()
+        else ""
+    )
     found = ["default"]
     if " avx2" in flags:
         found.append("avx2")
-    if " avx512f" in flags and " avx512bw" in flags and " avx512vl" in flags and " avx512dq" in flags:
+    if (
+        " avx512f" in flags
+        and " avx512bw" in flags
+        and " avx512vl" in flags
+        and " avx512dq" in flags
+    ):
         found.append("avx512")
     return found
 
@@ -48,21 +57,38 @@ def worker(root: Path, out: Path) -> None:
         train_config, eval_config = ce.configs_of(results)
         for cell in ce.RECHECK_CELLS:
             model = ce.load_checkpoint(ce.checkpoint_path(directory, cell["model"]))
-            rope = ce.rope_spec(cell["method"], cell["factor"], train_config.train_length)
+            rope = ce.rope_spec(
+                cell["method"], cell["factor"], train_config.train_length
+            )
             batch = ce.eval_batch(train_config.task, eval_config, cell["length"], 0)
             with torch.inference_mode():
                 capture = None if rope.method == "dynamic" else []
                 logits = ce.answer_logits(model, batch, rope, capture)
-                entropy = [] if capture is None else [float(x.sum()) for x in ce.answer_entropy(capture, batch)]
-                records.append({
-                    "seed": seed, **cell,
-                    "loss_sum": float(ce.answer_loss(logits, batch, "sum")),
-                    "entropy_sum": entropy,
-                    "logits": logits.double().numpy().tolist(),
-                    "targets": batch.targets.tolist(),
-                })
-    out.write_text(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
-                               "threads": torch.get_num_threads(), "records": records}), encoding="utf-8")
+                entropy = (
+                    []
+                    if capture is None
+                    else [float(x.sum()) for x in ce.answer_entropy(capture, batch)]
+                )
+                records.append(
+                    {
+                        "seed": seed,
+                        **cell,
+                        "loss_sum": float(ce.answer_loss(logits, batch, "sum")),
+                        "entropy_sum": entropy,
+                        "logits": logits.double().numpy().tolist(),
+                        "targets": batch.targets.tolist(),
+                    }
+                )
+    out.write_text(
+        json.dumps(
+            {
+                "capability": torch.backends.cpu.get_cpu_capability(),
+                "threads": torch.get_num_threads(),
+                "records": records,
+            }
+        ),
+        encoding="utf-8",
+    )
 
 
 def main() -> int:
@@ -77,10 +103,29 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for capability, threads in itertools.product(capabilities(), (1, 2)):
             out = Path(tmp) / f"{capability}_{threads}.json"
-            env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-            subprocess.run([sys.executable, __file__, "--dir", str(args.dir), "--worker", str(out)], env=env, check=True)
+            env = {
+                **os.environ,
+                "ATEN_CPU_CAPABILITY": capability,
+                "OMP_NUM_THREADS": str(threads),
+                "MKL_NUM_THREADS": str(threads),
+            }
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--dir",
+                    str(args.dir),
+                    "--worker",
+                    str(out),
+                ],
+                env=env,
+                check=True,
+            )
             runs.append(json.loads(out.read_text(encoding="utf-8")))
-            print(f"ran with capability {runs[-1]['capability']}, {runs[-1]['threads']} threads", flush=True)
+            print(
+                f"ran with capability {runs[-1]['capability']}, {runs[-1]['threads']} threads",
+                flush=True,
+            )
     reference = runs[0]["records"]
     loss = entropy = logit = 0.0
     flipped_gaps = []
@@ -88,22 +133,36 @@ def main() -> int:
         for ref, rec in zip(reference, run["records"]):
             loss = max(loss, abs(rec["loss_sum"] / ref["loss_sum"] - 1))
             if ref["entropy_sum"]:
-                entropy = max(entropy, float(np.max(np.abs(np.array(rec["entropy_sum"]) / ref["entropy_sum"] - 1))))
+                entropy = max(
+                    entropy,
+                    float(
+                        np.max(
+                            np.abs(
+                                np.array(rec["entropy_sum"]) / ref["entropy_sum"] - 1
+                            )
+                        )
+                    ),
+                )
             a, b = np.array(ref["logits"]), np.array(rec["logits"])
             logit = max(logit, float(np.abs(a - b).max()))
             changed = a.argmax(-1) != b.argmax(-1)
             top2 = np.sort(a, axis=-1)[..., -2:]
             flipped_gaps += (top2[..., 1] - top2[..., 0])[changed].tolist()
     answers = sum(np.array(r["targets"]).size for r in reference)
-    print(json.dumps({
-        "configurations": [f"{r['capability']}/{r['threads']}" for r in runs],
-        "answers_per_configuration": answers,
-        "largest_relative_loss_change": loss,
-        "largest_relative_entropy_change": entropy,
-        "largest_logit_change": logit,
-        "answers_whose_argmax_changed": len(flipped_gaps),
-        "largest_top2_gap_among_them": max(flipped_gaps, default=0.0),
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "configurations": [f"{r['capability']}/{r['threads']}" for r in runs],
+                "answers_per_configuration": answers,
+                "largest_relative_loss_change": loss,
+                "largest_relative_entropy_change": entropy,
+                "largest_logit_change": logit,
+                "answers_whose_argmax_changed": len(flipped_gaps),
+                "largest_top2_gap_among_them": max(flipped_gaps, default=0.0),
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -41,7 +41,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import portability  # noqa: E402  (scripts/portability.py: which kernel families this processor has)
 
-NOTEBOOKS = ["book/04_rope.ipynb", "book/appendix_errata.ipynb", "book/appendix_performance.ipynb"]
+NOTEBOOKS = [
+    "book/04_rope.ipynb",
+    "book/appendix_errata.ipynb",
+    "book/appendix_performance.ipynb",
+]
 MARKER = "KERNEL-DRIFT-PROBE "
 
 # Each probe: a name, python code run in the notebook's kernel after its last cell, setting `probe_values`
@@ -49,88 +53,160 @@ MARKER = "KERNEL-DRIFT-PROBE "
 # the values appear in the stored output at that format), and the tolerance the check uses.
 NOTEBOOK_PROBES = {
     "book/04_rope.ipynb": [
-        ("04 cell 45: float32 RoPE vs transformers (golden)", "atol 2e-6 (assert)", """
+        (
+            "04 cell 45: float32 RoPE vs transformers (golden)",
+            "atol 2e-6 (assert)",
+            """
 case = golden["hf_half_llama_rotary_float32"]
 probe_values = np.concatenate([apply_rope(torch.tensor(case[n], dtype=torch.float32), case["positions"], layout="half")
                          .double().numpy().ravel() for n in ("q", "k")])
 probe_stored = np.concatenate([np.array(case[n + "_embed"]).ravel() for n in ("q", "k")])
-"""),
-        ("04 cell 47: RotaryEmbedding vs apply_rope, float32", "atol 1e-6 (assert, printed)", """
+""",
+        ),
+        (
+            "04 cell 47: RotaryEmbedding vs apply_rope, float32",
+            "atol 1e-6 (assert, printed)",
+            """
 probe_values = [float(torch.max(torch.abs(r - apply_rope(o, torch.arange(24), layout="half"))))
           for r, o in ((q_rot, q_t), (k_rot, k_t))]
 probe_stored = [0.0, 0.0]
-"""),
-        ("04 cell 47: torch.randn float32 (seeded q_t, k_t)", "not compared (input of the line above)", """
+""",
+        ),
+        (
+            "04 cell 47: torch.randn float32 (seeded q_t, k_t)",
+            "not compared (input of the line above)",
+            """
 probe_values = torch.cat([q_t.ravel(), k_t.ravel()]).double().numpy()
-"""),
-        ("04 cell 57: transformers' cos vs cos(float32 angles)", "atol 1e-6 (assert, printed)", """
+""",
+        ),
+        (
+            "04 cell 57: transformers' cos vs cos(float32 angles)",
+            "atol 1e-6 (assert, printed)",
+            """
 probe_values = np.cos(angles32).ravel()
 probe_stored = hf_cos.ravel()
-"""),
-        ("04 cell 57: printed angle errors (float32, bfloat16)", "printed .4f", """
+""",
+        ),
+        (
+            "04 cell 57: printed angle errors (float32, bfloat16)",
+            "printed .4f",
+            """
 probe_values = [errors["float32"][-1], errors["bfloat16"][-1]]
 probe_printed = ".4f"
-"""),
-        ("04 cell 57: first position over 1 rad (bfloat16), over 1e-5 (float32)", "discrete: argmax of a threshold", """
+""",
+        ),
+        (
+            "04 cell 57: first position over 1 rad (bfloat16), over 1e-5 (float32)",
+            "discrete: argmax of a threshold",
+            """
 i_bf, i_32 = int(np.argmax(errors["bfloat16"] > 1.0)), int(np.argmax(errors["float32"] > 1e-5))
 probe_values = [errors["bfloat16"][i_bf - 1] - 1.0, errors["bfloat16"][i_bf] - 1.0,
           errors["float32"][i_32 - 1] / 1e-5 - 1, errors["float32"][i_32] / 1e-5 - 1]
-"""),
-        ("04 cell 57: numpy float32 apply_rope at 2e6 vs float64", "< 1e-5 (assert)", """
+""",
+        ),
+        (
+            "04 cell 57: numpy float32 apply_rope at 2e6 vs float64",
+            "< 1e-5 (assert)",
+            """
 probe_values = [gap]
 probe_stored = [0.0]
-"""),
+""",
+        ),
     ],
     "book/appendix_errata.ipynb": [
-        ("errata cell 3: torch float64 formulas vs apply_rope", "atol 1e-12 (assert)", """
+        (
+            "errata cell 3: torch float64 formulas vs apply_rope",
+            "atol 1e-12 (assert)",
+            """
 probe_values = [float((matched[l] - posenc.apply_rope(x, np.arange(x.shape[0]), layout=l)).abs().max()) for l in matched]
 probe_stored = [0.0, 0.0]
-"""),
-        ("errata cell 3: printed norm change (float64 torch)", "printed .4f, > 0.1", """
+""",
+        ),
+        (
+            "errata cell 3: printed norm change (float64 torch)",
+            "printed .4f, > 0.1",
+            """
 probe_values = [norm_change]
 probe_printed = ".4f"
-"""),
+""",
+        ),
     ],
     "book/appendix_performance.ipynb": [
-        ("performance cell 6: apply_rope vs numpy float64 (float32 cases)", "< 2e-6 (assert)", """
+        (
+            "performance cell 6: apply_rope vs numpy float64 (float32 cases)",
+            "< 2e-6 (assert)",
+            """
 probe_values = [check(t, l)[1] for n, t in cases.items() if n != "bfloat16" for l in ("interleaved", "half")]
 probe_stored = [0.0] * len(probe_values)
-"""),
-        ("performance cell 6: apply_rope vs numpy float64 (bfloat16)", "< 0.05 (assert)", """
+""",
+        ),
+        (
+            "performance cell 6: apply_rope vs numpy float64 (bfloat16)",
+            "< 0.05 (assert)",
+            """
 probe_values = [check(cases["bfloat16"], l)[1] for l in ("interleaved", "half")]
 probe_stored = [0.0, 0.0]
-"""),
-        ("performance cell 31: printed error table (torch float32/bf16/fp16)", "printed .0e, '< 1e-6' below 1e-6", """
+""",
+        ),
+        (
+            "performance cell 31: printed error table (torch float32/bf16/fp16)",
+            "printed .0e, '< 1e-6' below 1e-6",
+            """
 probe_values = [e[c] for errs in (cos_errors, rotation_errors) for e in errs.values() for c in columns]
 probe_values = [v for v in probe_values if not np.isnan(v) and v >= 1e-6]
 probe_printed = ".0e"
-"""),
-        ("performance cell 31: values printed as '< 1e-6'", "threshold 1e-6 (printed)", """
+""",
+        ),
+        (
+            "performance cell 31: values printed as '< 1e-6'",
+            "threshold 1e-6 (printed)",
+            """
 probe_values = [e[c] for errs in (cos_errors, rotation_errors) for e in errs.values() for c in columns]
 probe_values = [v for v in probe_values if not np.isnan(v) and v < 1e-6]
 probe_stored = [0.0] * len(probe_values)
-"""),
-        ("performance cell 34: float64 angles, float32 values (all m)", "< 2e-7 (assert)", """
+""",
+        ),
+        (
+            "performance cell 34: float64 angles, float32 values (all m)",
+            "< 2e-7 (assert)",
+            """
 probe_values = rotation_errors["float64 angles, float32 values"]
 probe_stored = np.zeros_like(probe_values)
-"""),
-        ("performance cell 34: float64 angles, bfloat16 values", "in (1e-3, 1e-2) (assert)", """
+""",
+        ),
+        (
+            "performance cell 34: float64 angles, bfloat16 values",
+            "in (1e-3, 1e-2) (assert)",
+            """
 probe_values = rotation_errors["float64 angles, bfloat16 values"]
-"""),
-        ("performance cell 42: autograd gradient = R_(-m) w (float64)", "< 1e-12 (printed True)", """
+""",
+        ),
+        (
+            "performance cell 42: autograd gradient = R_(-m) w (float64)",
+            "< 1e-12 (printed True)",
+            """
 probe_values = []
 for layout in ("interleaved", "half"):
     g, = torch.autograd.grad((posenc.apply_rope(x_ex, pos_ex, layout=layout) * w_ex).sum(), x_ex)
     probe_values.append(float((g - posenc.apply_rope(w_ex, -pos_ex, layout=layout)).abs().max()))
 probe_stored = [0.0, 0.0]
-"""),
-        ("performance cell 44: float32 angle error around 1e-3 at the first bad m", "discrete: threshold 1e-3", """
+""",
+        ),
+        (
+            "performance cell 44: float32 angle error around 1e-3 at the first bad m",
+            "discrete: threshold 1e-3",
+            """
 probe_values = [error_1[first_bad - 2], error_1[first_bad - 1]]
-"""),
-        ("performance cell 3: bytes moved / floor's", "printed .2f, ranges (assert)", """
+""",
+        ),
+        (
+            "performance cell 3: bytes moved / floor's",
+            "printed .2f, ranges (assert)",
+            """
 probe_values = list(moved.values())
 probe_printed = ".2f"
-"""),
+""",
+        ),
     ],
 }
 
@@ -175,10 +251,17 @@ def pytest_configure(config):
 
     def recorder(original, kind):
         def wrapped(actual, desired, *args, **kwargs):
-            frame = next((f for f in inspect.stack()[1:] if "/tests/" in f.filename), None)
+            frame = next(
+                (f for f in inspect.stack()[1:] if "/tests/" in f.filename), None
+            )
             if frame is not None:
                 try:
-                    a, d = _as_float_array(actual), np.broadcast_to(_as_float_array(desired), _as_float_array(actual).shape)
+                    a, d = (
+                        _as_float_array(actual),
+                        np.broadcast_to(
+                            _as_float_array(desired), _as_float_array(actual).shape
+                        ),
+                    )
                     if kind == "numpy":
                         rtol = kwargs.get("rtol", args[0] if args else 1e-7)
                         atol = kwargs.get("atol", args[1] if len(args) > 1 else 0.0)
@@ -187,10 +270,15 @@ def pytest_configure(config):
                         if rtol is None:
                             rtol, atol = ("default", "default")
                     site = f"{Path(frame.filename).name}:{frame.lineno} atol={atol} rtol={rtol}"
-                    records.setdefault(site, []).append({"values": a.tolist(), "desired": d.tolist()})
-                except Exception:  # a value the recorder cannot read is simply not recorded
+                    records.setdefault(site, []).append(
+                        {"values": a.tolist(), "desired": d.tolist()}
+                    )
+                except (
+                    Exception
+                ):  # a value the recorder cannot read is simply not recorded
                     pass
             return original(actual, desired, *args, **kwargs)
+
         return wrapped
 
     np.testing.assert_allclose = recorder(np.testing.assert_allclose, "numpy")
@@ -208,17 +296,33 @@ def unit_report(runs: list[dict]) -> None:
     """Per assertion call site: its tolerance, the largest |actual - desired| over all configurations,
     and how much that error moves between configurations (several tests draw unseeded inputs, so
     the error, not the raw values, is what can be compared from run to run)."""
-    print(f"\n{'unit-test call site (torch-marked tests), tolerance':62s} {'calls':>5s} "
-          f"{'max|actual-desired|':>19s} {'error spread':>14s}")
+    print(
+        f"\n{'unit-test call site (torch-marked tests), tolerance':62s} {'calls':>5s} "
+        f"{'max|actual-desired|':>19s} {'error spread':>14s}"
+    )
     for site in sorted(runs[0]):
         calls = [run.get(site, []) for run in runs]
         if any(len(c) != len(calls[0]) for c in calls):
             print(f"{site:62s} the number of calls differs between configurations")
             continue
-        errors = np.array([[float(np.max(np.abs(np.array(c["values"]) - np.array(c["desired"])), initial=0.0))
-                            for c in run] for run in calls])  # (configurations, calls)
+        errors = np.array(
+            [
+                [
+                    float(
+                        np.max(
+                            np.abs(np.array(c["values"]) - np.array(c["desired"])),
+                            initial=0.0,
+                        )
+                    )
+                    for c in run
+                ]
+                for run in calls
+            ]
+        )  # (configurations, calls)
         spread = float(np.max(errors.max(axis=0) - errors.min(axis=0), initial=0.0))
-        print(f"{site:62s} {len(calls[0]):5d} {errors.max(initial=0.0):19.3g} {spread:14.3g}")
+        print(
+            f"{site:62s} {len(calls[0]):5d} {errors.max(initial=0.0):19.3g} {spread:14.3g}"
+        )
 
 
 def text_outputs(cell) -> str:
@@ -238,20 +342,35 @@ def notebook_probes(path: str) -> dict:
     import nbformat
 
     nb = nbformat.read(ROOT / path, as_version=4)
-    stored = {i: text_outputs(c) for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    stored = {
+        i: text_outputs(c) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+    }
     probes = NOTEBOOK_PROBES.get(path, [])
     for name, _, code in probes:
-        nb.cells.append(nbformat.v4.new_code_cell(PROBE_HEAD + code + PROBE_TAIL % (MARKER + name + "\t")))
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=900,
-                            resources={"metadata": {"path": str((ROOT / path).parent)}}).execute()
-    result = {"changed cells": [i for i, text in stored.items()
-                                if "NBVAL_IGNORE_OUTPUT" not in "".join(nb.cells[i].source)
-                                and text_outputs(nb.cells[i]) != text]}
+        nb.cells.append(
+            nbformat.v4.new_code_cell(
+                PROBE_HEAD + code + PROBE_TAIL % (MARKER + name + "\t")
+            )
+        )
+    nbclient.NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=900,
+        resources={"metadata": {"path": str((ROOT / path).parent)}},
+    ).execute()
+    result = {
+        "changed cells": [
+            i
+            for i, text in stored.items()
+            if "NBVAL_IGNORE_OUTPUT" not in "".join(nb.cells[i].source)
+            and text_outputs(nb.cells[i]) != text
+        ]
+    }
     tolerance = {name: tol for name, tol, _ in probes}
-    for cell in nb.cells[len(nb.cells) - len(probes):]:
+    for cell in nb.cells[len(nb.cells) - len(probes) :]:
         for line in text_outputs(cell).splitlines():
             if line.startswith(MARKER):
-                name, data = line[len(MARKER):].split("\t", 1)
+                name, data = line[len(MARKER) :].split("\t", 1)
                 result[name] = dict(json.loads(data), tolerance=tolerance[name])
     return result
 
@@ -259,13 +378,19 @@ def notebook_probes(path: str) -> dict:
 def probe(notebooks: list[str]) -> None:
     import torch
 
-    out = {"capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
-           "checks": {}, "notebooks": {}}
+    out = {
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": torch.get_num_threads(),
+        "checks": {},
+        "notebooks": {},
+    }
     for path in notebooks:
         start = time.monotonic()
         result = notebook_probes(path)
-        out["notebooks"][path] = {"changed cells": result.pop("changed cells"),
-                                  "seconds": time.monotonic() - start}
+        out["notebooks"][path] = {
+            "changed cells": result.pop("changed cells"),
+            "seconds": time.monotonic() - start,
+        }
         out["checks"].update(result)
     print(MARKER + json.dumps(out))
 
@@ -283,39 +408,73 @@ def distance_to_rounding(value: float, fmt: str) -> float:
 
 def report(runs: list[dict]) -> None:
     names = list(runs[0]["checks"])
-    print(f"\n{'check':72s} {'tolerance':36s} {'max|fresh-stored|':>17s} {'drift (spread)':>14s}  note")
+    print(
+        f"\n{'check':72s} {'tolerance':36s} {'max|fresh-stored|':>17s} {'drift (spread)':>14s}  note"
+    )
     for name in names:
         per_run = [np.array(r["checks"][name]["values"]) for r in runs]
         info = runs[0]["checks"][name]
         if any(v.shape != per_run[0].shape for v in per_run):
             print(f"{name:72s} shapes differ between configurations")
             continue
-        spread = max(float(np.max(np.abs(v - per_run[0]), initial=0.0)) for v in per_run)
-        relative = max(float(np.max(np.abs(v - per_run[0]) / np.maximum(np.abs(per_run[0]), 1e-300), initial=0.0))
-                       for v in per_run)
+        spread = max(
+            float(np.max(np.abs(v - per_run[0]), initial=0.0)) for v in per_run
+        )
+        relative = max(
+            float(
+                np.max(
+                    np.abs(v - per_run[0]) / np.maximum(np.abs(per_run[0]), 1e-300),
+                    initial=0.0,
+                )
+            )
+            for v in per_run
+        )
         versus = ""
         if "stored" in info:
             stored = np.array(info["stored"])
             versus = f"{max(float(np.max(np.abs(v - stored), initial=0.0)) for v in per_run):.3g}"
         note = f"rel {relative:.2g}"
         if "printed" in info:
-            closest = min(distance_to_rounding(float(x), info["printed"]) for x in per_run[0])
+            closest = min(
+                distance_to_rounding(float(x), info["printed"]) for x in per_run[0]
+            )
             note += f"; nearest rounding boundary {closest:.3g} away"
-        print(f"{name:72s} {info['tolerance']:36s} {versus:>17s} {spread:14.3g}  {note}")
+        print(
+            f"{name:72s} {info['tolerance']:36s} {versus:>17s} {spread:14.3g}  {note}"
+        )
     print()
     for path in runs[0]["notebooks"]:
-        changed = {f"{r['capability']}/{r['threads']}": r["notebooks"][path]["changed cells"] for r in runs}
+        changed = {
+            f"{r['capability']}/{r['threads']}": r["notebooks"][path]["changed cells"]
+            for r in runs
+        }
         print(f"{path}: cells whose text output differs from the stored one: {changed}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--probe", action="store_true", help="(internal) measure in this process's configuration")
-    parser.add_argument("--notebook", action="append", default=[], metavar="NOTEBOOK",
-                        help="a torch notebook to execute (default: the three of issue 11; 05b is being rewritten)")
-    parser.add_argument("--json", type=Path, help="also write every measured value here")
-    parser.add_argument("--ignore", action="append", default=[], metavar="TEST_FILE",
-                        help="a torch test file to leave out of the unit-test run")
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="(internal) measure in this process's configuration",
+    )
+    parser.add_argument(
+        "--notebook",
+        action="append",
+        default=[],
+        metavar="NOTEBOOK",
+        help="a torch notebook to execute (default: the three of issue 11; 05b is being rewritten)",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="also write every measured value here"
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="TEST_FILE",
+        help="a torch test file to leave out of the unit-test run",
+    )
     args = parser.parse_args()
     notebooks = args.notebook or NOTEBOOKS
     if args.probe:
@@ -324,36 +483,69 @@ def main() -> int:
 
     auto = portability.torch_capability(None)
     have, _ = portability.available(auto)
-    capabilities, skipped = portability.plan(auto, {v: portability.torch_capability(v) for v in have})
+    capabilities, skipped = portability.plan(
+        auto, {v: portability.torch_capability(v) for v in have}
+    )
     print(f"kernel families: {capabilities}; skipped: {skipped}")
     runs, unit_runs = [], []
     scratch = tempfile.mkdtemp(prefix="kernel-drift-")
     for capability in capabilities:
         for threads in portability.THREADS:
-            env = dict(os.environ, ATEN_CPU_CAPABILITY=capability, OMP_NUM_THREADS=str(threads),
-                       MKL_NUM_THREADS=str(threads), PYTHONHASHSEED="0",
-                       MPLBACKEND="module://matplotlib_inline.backend_inline")
+            env = dict(
+                os.environ,
+                ATEN_CPU_CAPABILITY=capability,
+                OMP_NUM_THREADS=str(threads),
+                MKL_NUM_THREADS=str(threads),
+                PYTHONHASHSEED="0",
+                MPLBACKEND="module://matplotlib_inline.backend_inline",
+            )
             start = time.monotonic()
-            command = [sys.executable, __file__, "--probe"] + [a for nb in notebooks for a in ("--notebook", nb)]
-            result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
-            line = next((x for x in result.stdout.splitlines() if x.startswith(MARKER)), None)
+            command = [sys.executable, __file__, "--probe"] + [
+                a for nb in notebooks for a in ("--notebook", nb)
+            ]
+            result = subprocess.run(
+                command, env=env, capture_output=True, text=True, cwd=ROOT
+            )
+            line = next(
+                (x for x in result.stdout.splitlines() if x.startswith(MARKER)), None
+            )
             if line is None:
                 print(result.stdout[-5000:], result.stderr[-5000:])
                 return 1
-            run = json.loads(line[len(MARKER):])
+            run = json.loads(line[len(MARKER) :])
             runs.append(run)
             unit_out = Path(scratch) / f"unit-{capability}-{threads}.json"
-            unit = subprocess.run([sys.executable, "-m", "pytest", "tests", "--ignore=tests/browser", "-m", "torch",
-                                   "-q", "-p", "measure_kernel_drift"] + [f"--ignore={t}" for t in args.ignore],
-                                  env=dict(env, KERNEL_DRIFT_OUT=str(unit_out),
-                                           PYTHONPATH=str(Path(__file__).resolve().parent)),
-                                  capture_output=True, text=True, cwd=ROOT)
+            unit = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "tests",
+                    "--ignore=tests/browser",
+                    "-m",
+                    "torch",
+                    "-q",
+                    "-p",
+                    "measure_kernel_drift",
+                ]
+                + [f"--ignore={t}" for t in args.ignore],
+                env=dict(
+                    env,
+                    KERNEL_DRIFT_OUT=str(unit_out),
+                    PYTHONPATH=str(Path(__file__).resolve().parent),
+                ),
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
             if unit.returncode != 0:
                 print(unit.stdout[-5000:], unit.stderr[-3000:])
             unit_runs.append(json.loads(unit_out.read_text()))
             unit_out.unlink()
-            print(f"{capability} x {threads} thread(s): torch reports {run['capability']}, "
-                  f"{run['threads']} thread(s); {time.monotonic() - start:.0f} s; unit tests exit {unit.returncode}")
+            print(
+                f"{capability} x {threads} thread(s): torch reports {run['capability']}, "
+                f"{run['threads']} thread(s); {time.monotonic() - start:.0f} s; unit tests exit {unit.returncode}"
+            )
             assert run["capability"] == capability.upper() and run["threads"] == threads
     os.rmdir(scratch)
     if args.json:

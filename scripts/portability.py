@@ -44,7 +44,13 @@ def torch_capability(value: str | None) -> str:
     if value is not None:
         env["ATEN_CPU_CAPABILITY"] = value
     code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return result.stdout.strip()
 
 
@@ -57,13 +63,18 @@ def available(auto: str) -> tuple[list[str], dict[str, str]]:
     family, or VSX, ZVECTOR) is run too, with default below it.
     """
     own = auto.lower()
-    family = next((f for f in FAMILIES if own in f), ("default", own) if own != "default" else ("default",))
+    family = next(
+        (f for f in FAMILIES if own in f),
+        ("default", own) if own != "default" else ("default",),
+    )
     have, skipped = [], {}
     for value in dict.fromkeys(CANDIDATES + (own,)):
         if value in family[: family.index(own) + 1]:
             have.append(value)
         else:
-            skipped[value] = f"this processor lacks it (torch's own choice here is {auto})"
+            skipped[value] = (
+                f"this processor lacks it (torch's own choice here is {auto})"
+            )
     return have, skipped
 
 
@@ -92,41 +103,86 @@ def usable_cores() -> int:
 
 def threads_of_environment() -> int:
     value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    return int(value) if value.isdigit() and int(value) > 0 else 0  # 0: unset, torch picks
+    return (
+        int(value) if value.isdigit() and int(value) > 0 else 0
+    )  # 0: unset, torch picks
 
 
-def run_configuration(capability: str, threads: int, commands: list[tuple[str, list[str]]]) -> dict:
-    env = dict(os.environ, ATEN_CPU_CAPABILITY=capability, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+def run_configuration(
+    capability: str, threads: int, commands: list[tuple[str, list[str]]]
+) -> dict:
+    env = dict(
+        os.environ,
+        ATEN_CPU_CAPABILITY=capability,
+        OMP_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+    )
     record = {"capability": capability, "threads": threads, "steps": []}
     for name, command in commands:
         start = time.monotonic()
-        result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+        result = subprocess.run(
+            command, env=env, cwd=ROOT, capture_output=True, text=True
+        )
         output = result.stdout + result.stderr
-        summary = next((line.strip("= ") for line in reversed(output.splitlines()) if line.startswith("=")), "")
-        record["steps"].append({"name": name, "returncode": result.returncode, "seconds": time.monotonic() - start,
-                                "summary": summary, "output": output})
+        summary = next(
+            (
+                line.strip("= ")
+                for line in reversed(output.splitlines())
+                if line.startswith("=")
+            ),
+            "",
+        )
+        record["steps"].append(
+            {
+                "name": name,
+                "returncode": result.returncode,
+                "seconds": time.monotonic() - start,
+                "summary": summary,
+                "output": output,
+            }
+        )
     return record
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--unit", required=True, help="the pytest command of the torch unit tests")
-    parser.add_argument("--nbval", required=True, help="the nbval command with the torch notebooks")
-    parser.add_argument("--skip", action="append", default=[], metavar="PATH",
-                        help="leave out this test file or notebook (printed in the summary)")
-    parser.add_argument("--skip-covered", action="store_true",
-                        help="skip the configuration of this environment (make unit and make nbval ran in it)")
-    parser.add_argument("--jobs", type=int, default=usable_cores(),
-                        help="configurations run side by side (default: the usable cores)")
+    parser.add_argument(
+        "--unit", required=True, help="the pytest command of the torch unit tests"
+    )
+    parser.add_argument(
+        "--nbval", required=True, help="the nbval command with the torch notebooks"
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="leave out this test file or notebook (printed in the summary)",
+    )
+    parser.add_argument(
+        "--skip-covered",
+        action="store_true",
+        help="skip the configuration of this environment (make unit and make nbval ran in it)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=usable_cores(),
+        help="configurations run side by side (default: the usable cores)",
+    )
     args = parser.parse_args(argv)
 
-    unit = shlex.split(args.unit) + [f"--ignore={path}" for path in args.skip if not path.endswith(".ipynb")]
+    unit = shlex.split(args.unit) + [
+        f"--ignore={path}" for path in args.skip if not path.endswith(".ipynb")
+    ]
     nbval = [word for word in shlex.split(args.nbval) if word not in args.skip]
     unknown = [path for path in args.skip if not (ROOT / path).exists()]
     if unknown:
         parser.error(f"--skip: no such file {unknown}")
     if not any(word.endswith(".ipynb") for word in nbval):
-        parser.error("--nbval names no notebook (pytest would fall back to its testpaths)")
+        parser.error(
+            "--nbval names no notebook (pytest would fall back to its testpaths)"
+        )
     commands = [("unit tests marked torch", unit), ("nbval, torch notebooks", nbval)]
 
     auto = torch_capability(None)
@@ -142,23 +198,33 @@ def main(argv: list[str] | None = None) -> int:
         covered = (own, threads_of_environment())
         if covered in configurations:
             configurations.remove(covered)
-            print(f"  skipped {own} with {covered[1]} thread(s): make unit and make nbval ran in it")
+            print(
+                f"  skipped {own} with {covered[1]} thread(s): make unit and make nbval ran in it"
+            )
     for path in args.skip:
         print(f"  LEFT OUT BY REQUEST: {path}")
 
     print(f"{len(configurations)} configurations, {max(1, args.jobs)} at a time")
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        records = list(pool.map(lambda ct: run_configuration(*ct, commands), configurations))
+        records = list(
+            pool.map(lambda ct: run_configuration(*ct, commands), configurations)
+        )
     failed = []
     for record in records:
         for step in record["steps"]:
             label = f"{record['capability']:>7s}, {record['threads']} thread(s), {step['name']}"
-            status = "ok" if step["returncode"] == 0 else f"FAILED (exit {step['returncode']})"
+            status = (
+                "ok"
+                if step["returncode"] == 0
+                else f"FAILED (exit {step['returncode']})"
+            )
             print(f"{label:50s} {step['seconds']:6.1f} s  {status}: {step['summary']}")
             if step["returncode"] != 0:
                 failed.append((label, step["output"]))
-    print(f"portability: {len(configurations)} configurations in {time.monotonic() - start:.0f} s")
+    print(
+        f"portability: {len(configurations)} configurations in {time.monotonic() - start:.0f} s"
+    )
     for label, output in failed:
         print(f"\n===== {label}\n{output[-20000:]}")
     return 1 if failed else 0

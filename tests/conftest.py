@@ -9,7 +9,9 @@ from hypothesis import settings
 ROOT = Path(__file__).resolve().parents[1]
 
 # Deterministic property tests: the same examples on every run, no example database.
-settings.register_profile("book", derandomize=True, database=None, deadline=None, max_examples=200)
+settings.register_profile(
+    "book", derandomize=True, database=None, deadline=None, max_examples=200
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "book"))
 
 
@@ -46,7 +48,9 @@ def _reaches_torch(value: object) -> bool:
     if not name.startswith("posenc.") or module is None:
         return False
     torch_global = vars(module).get("torch")
-    return isinstance(torch_global, types.ModuleType) and _is_torch(torch_global.__name__)
+    return isinstance(torch_global, types.ModuleType) and _is_torch(
+        torch_global.__name__
+    )
 
 
 def module_reaches_torch(module: types.ModuleType) -> bool:

@@ -6,7 +6,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posenc"
-CORE = {"_validation", "rotation", "sinusoidal", "rope", "fast_rope", "torch_rope", "scaling", "attention"}
+CORE = {
+    "_validation",
+    "rotation",
+    "sinusoidal",
+    "rope",
+    "fast_rope",
+    "torch_rope",
+    "scaling",
+    "attention",
+}
 BOOK_TOOLS = {"naive", "criteria", "linear_maps", "precision", "notebook", "plotting"}
 HARNESS = {"benchmark"}
 
@@ -15,38 +24,60 @@ def posenc_imports(path: Path) -> set[str]:
     """The posenc submodules a file imports, at any depth of the file (function bodies included)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "posenc":
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] == "posenc"
+        ):
             parts = node.module.split(".")
-            found |= {parts[1]} if len(parts) > 1 else {alias.name for alias in node.names}
+            found |= (
+                {parts[1]} if len(parts) > 1 else {alias.name for alias in node.names}
+            )
         elif isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[1] for alias in node.names if alias.name.startswith("posenc.")}
+            found |= {
+                alias.name.split(".")[1]
+                for alias in node.names
+                if alias.name.startswith("posenc.")
+            }
     return found
 
 
 def test_every_module_belongs_to_one_layer():
     top = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
-    assert top == CORE | HARNESS, "a new module: say in ARCHITECTURE.md and here which layer it belongs to"
-    assert {path.stem for path in (PACKAGE / "book").glob("*.py")} - {"__init__"} == BOOK_TOOLS
+    assert top == CORE | HARNESS, (
+        "a new module: say in ARCHITECTURE.md and here which layer it belongs to"
+    )
+    assert {path.stem for path in (PACKAGE / "book").glob("*.py")} - {
+        "__init__"
+    } == BOOK_TOOLS
     assert (PACKAGE / "experiments").is_dir()
 
 
 @pytest.mark.parametrize("module", sorted(CORE))
 def test_core_modules_import_only_core_modules(module):
     outside = posenc_imports(PACKAGE / f"{module}.py") - CORE
-    assert not outside, f"posenc.{module} imports {sorted(outside)}: the core must not depend on book tools or experiments"
+    assert not outside, (
+        f"posenc.{module} imports {sorted(outside)}: the core must not depend on book tools or experiments"
+    )
 
 
 def test_the_package_init_imports_only_the_core():
     assert posenc_imports(PACKAGE / "__init__.py") <= CORE
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "book").glob("*.py")) + sorted((PACKAGE / "experiments").glob("*.py")),
-                         ids=lambda path: f"{path.parent.name}/{path.name}")
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "book").glob("*.py"))
+    + sorted((PACKAGE / "experiments").glob("*.py")),
+    ids=lambda path: f"{path.parent.name}/{path.name}",
+)
 def test_book_tools_and_experiments_import_no_harness(path):
     assert not posenc_imports(path) & HARNESS
 
 
 def test_the_checker_sees_imports_inside_functions(tmp_path):
     source = tmp_path / "m.py"
-    source.write_text("import numpy\nfrom posenc.rope import apply_rope\n\ndef f():\n    from posenc import plotting\n")
+    source.write_text(
+        "import numpy\nfrom posenc.rope import apply_rope\n\ndef f():\n    from posenc import plotting\n"
+    )
     assert posenc_imports(source) == {"rope", "plotting"}

@@ -9,25 +9,40 @@ from posenc.experiments import baselines
 from posenc.experiments.passkey import PasskeyBatch, PasskeyTask
 
 # filler 0..2, values 3..5, markers 6..8
-SMALL = PasskeyTask(num_filler=3, num_values=3, num_markers=3, num_pairs=1, num_decoys=2)
+SMALL = PasskeyTask(
+    num_filler=3, num_values=3, num_markers=3, num_pairs=1, num_decoys=2
+)
 
 
 def batch_of(tokens, answer_positions, targets):
     k = len(targets)
-    return PasskeyBatch(np.array([tokens]), np.array(answer_positions), np.array([targets]),
-                        np.zeros((1, k), int), np.zeros((1, k), int))
+    return PasskeyBatch(
+        np.array([tokens]),
+        np.array(answer_positions),
+        np.array([targets]),
+        np.zeros((1, k), int),
+        np.zeros((1, k), int),
+    )
 
 
 def test_strategies_on_a_sequence_counted_by_hand():
     # body "0 0 6 3 1 7 4 0 8 3 0", queries at 11 and 12 (markers 7 and 6, values 4 and 3)
     batch = batch_of([0, 0, 6, 3, 1, 7, 4, 0, 8, 3, 0, 7, 6], [11, 12], [4, 3])
     # most frequent token: 0 (five times) -> never a value
-    np.testing.assert_array_equal(baselines.most_frequent_token(batch, SMALL), [[0.0, 0.0]])
+    np.testing.assert_array_equal(
+        baselines.most_frequent_token(batch, SMALL), [[0.0, 0.0]]
+    )
     # values so far: 3, 4, 3 -> 3 is most frequent
-    np.testing.assert_array_equal(baselines.most_frequent_value(batch, SMALL), [[0.0, 1.0]])
+    np.testing.assert_array_equal(
+        baselines.most_frequent_value(batch, SMALL), [[0.0, 1.0]]
+    )
     # tokens after a marker: 3, 4, 3 (the query marker 7 at 11 is followed by marker 6, not counted)
-    np.testing.assert_allclose(baselines.marker_follower(batch, SMALL), [[1 / 3, 2 / 3]])
-    np.testing.assert_array_equal(baselines.frequent_marker_follower(batch, SMALL), [[0.0, 1.0]])
+    np.testing.assert_allclose(
+        baselines.marker_follower(batch, SMALL), [[1 / 3, 2 / 3]]
+    )
+    np.testing.assert_array_equal(
+        baselines.frequent_marker_follower(batch, SMALL), [[0.0, 1.0]]
+    )
 
 
 def test_ties_are_broken_uniformly():
@@ -51,7 +66,9 @@ def test_most_frequent_value_matches_a_counter_on_sampled_sequences():
     for row in range(20):
         for k, position in enumerate(batch.answer_positions):
             seen = batch.tokens[row, :position]
-            expected = brute_force_most_frequent(seen[task.is_value(seen)], batch.targets[row, k])
+            expected = brute_force_most_frequent(
+                seen[task.is_value(seen)], batch.targets[row, k]
+            )
             assert scores[row, k] == pytest.approx(expected)
 
 
@@ -61,8 +78,13 @@ def test_the_marker_shortcut_is_no_better_than_the_most_frequent_value(length):
     # match leaves a guess among the values, exactly what a bag of tokens can do.
     task = PasskeyTask()
     batch = task.sample(np.random.default_rng(length), 32, length)
-    np.testing.assert_array_equal(baselines.frequent_marker_follower(batch, task), baselines.most_frequent_value(batch, task))
+    np.testing.assert_array_equal(
+        baselines.frequent_marker_follower(batch, task),
+        baselines.most_frequent_value(batch, task),
+    )
     uniform = baselines.marker_follower(batch, task)
     # k / N for k copies of the target among the N values: (1 + (N - 1) / num_values) / N on average
     needles = task.num_needles
-    assert uniform.mean() == pytest.approx((1 + (needles - 1) / task.num_values) / needles, rel=0.05)
+    assert uniform.mean() == pytest.approx(
+        (1 + (needles - 1) / task.num_values) / needles, rel=0.05
+    )

@@ -42,7 +42,11 @@ def test_every_toc_entry_exists():
 
 def test_every_page_in_book_is_in_the_toc():
     listed = {resolve(entry) for entry in toc_files()}
-    pages = {path for path in BOOK.rglob("*") if path.suffix in PAGE_SUFFIXES and ".ipynb_checkpoints" not in path.parts}
+    pages = {
+        path
+        for path in BOOK.rglob("*")
+        if path.suffix in PAGE_SUFFIXES and ".ipynb_checkpoints" not in path.parts
+    }
     unlisted = sorted(str(path.relative_to(ROOT)) for path in pages - listed)
     assert not unlisted, f"pages in book/ missing from _toc.yml: {unlisted}"
 
@@ -60,17 +64,29 @@ def test_notebook_follows_the_rules(path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
     code_cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
     first = code_cells[0]
-    assert "remove-cell" in first["metadata"].get("tags", []), "the first code cell must be tagged remove-cell"
-    assert "setup_notebook(" in "".join(first["source"]), "the first code cell must call posenc.book.setup_notebook"
+    assert "remove-cell" in first["metadata"].get("tags", []), (
+        "the first code cell must be tagged remove-cell"
+    )
+    assert "setup_notebook(" in "".join(first["source"]), (
+        "the first code cell must call posenc.book.setup_notebook"
+    )
     counts = [cell["execution_count"] for cell in code_cells]
-    assert counts == list(range(1, len(code_cells) + 1)), "run the notebook top to bottom (make notebooks)"
+    assert counts == list(range(1, len(code_cells) + 1)), (
+        "run the notebook top to bottom (make notebooks)"
+    )
     for cell in code_cells:
         source = "".join(cell["source"])
         for output in cell["outputs"]:
-            assert output["output_type"] != "error", f"stored error output in cell: {source[:80]}"
-            assert "image/svg+xml" not in output.get("data", {}), "figures must be PNG (SVG embeds a timestamp)"
+            assert output["output_type"] != "error", (
+                f"stored error output in cell: {source[:80]}"
+            )
+            assert "image/svg+xml" not in output.get("data", {}), (
+                "figures must be PNG (SVG embeds a timestamp)"
+            )
         if "NBVAL_IGNORE_OUTPUT" in source:
-            assert "time" in source or "perf_counter" in source, "only timing output may be ignored by nbval"
+            assert "time" in source or "perf_counter" in source, (
+                "only timing output may be ignored by nbval"
+            )
     assert notebook["metadata"]["kernelspec"]["name"] == "python3"
 
 
@@ -79,7 +95,9 @@ def test_notebook_shows_library_code_by_inclusion_only(path):
     text = path.read_text(encoding="utf-8")
     for line in text.splitlines():
         if "literalinclude" in line:
-            assert "../src/posenc/" in line, f"literalinclude must point into src/posenc: {line.strip()}"
+            assert "../src/posenc/" in line, (
+                f"literalinclude must point into src/posenc: {line.strip()}"
+            )
 
 
 def test_notebooks_are_stripped_of_volatile_metadata():
@@ -90,11 +108,22 @@ def test_notebooks_are_stripped_of_volatile_metadata():
     if not NOTEBOOKS:
         pytest.skip("no notebooks")
     result = subprocess.run(
-        [sys.executable, "-m", "nbstripout", "--verify", "--keep-output", "--keep-count", "--keep-id",
-         *map(str, NOTEBOOKS)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "nbstripout",
+            "--verify",
+            "--keep-output",
+            "--keep-count",
+            "--keep-id",
+            *map(str, NOTEBOOKS),
+        ],
+        capture_output=True,
+        text=True,
     )
-    assert result.returncode == 0, f"run `make notebooks` (or nbstripout --keep-output --keep-count --keep-id): {result.stdout}"
+    assert result.returncode == 0, (
+        f"run `make notebooks` (or nbstripout --keep-output --keep-count --keep-id): {result.stdout}"
+    )
 
 
 def test_bibliography_parses_without_duplicate_keys():
@@ -119,9 +148,13 @@ def _erratum_boxes() -> set[str]:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] == "markdown":
                 source = "".join(cell["source"])
-                for box in re.finditer(r"\{admonition\} Erratum[^\n]*\n((?::[^\n]*\n)*)", source):
+                for box in re.finditer(
+                    r"\{admonition\} Erratum[^\n]*\n((?::[^\n]*\n)*)", source
+                ):
                     name = re.search(r":name: (\S+)", box.group(1))
-                    assert name, f"{path.name}: an Erratum box without :name: ({box.group(0)[:60]})"
+                    assert name, (
+                        f"{path.name}: an Erratum box without :name: ({box.group(0)[:60]})"
+                    )
                     names.add(name.group(1))
     return names
 
@@ -133,8 +166,12 @@ def test_errata_appendix_lists_every_erratum_and_nothing_else():
     listed = set(re.findall(r"<(erratum-[\w-]+)>", appendix))
     boxes = _erratum_boxes()
     assert boxes, "no Erratum boxes found"
-    assert boxes - listed == set(), f"errata missing from the appendix: {sorted(boxes - listed)}"
-    assert listed - boxes == set(), f"appendix rows without a box: {sorted(listed - boxes)}"
+    assert boxes - listed == set(), (
+        f"errata missing from the appendix: {sorted(boxes - listed)}"
+    )
+    assert listed - boxes == set(), (
+        f"appendix rows without a box: {sorted(listed - boxes)}"
+    )
 
 
 CHAPTERS = [path for path in NOTEBOOKS if path.name[:2].isdigit()]
@@ -149,21 +186,29 @@ def test_chapter_has_three_exercises_with_hidden_asserting_solutions(path):
     for cell in cells:
         source = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
-            exercises += re.findall(r"\{exercise\}[^\n]*\n(?::[^\n]*\n)*?:label: (\S+)", source)
+            exercises += re.findall(
+                r"\{exercise\}[^\n]*\n(?::[^\n]*\n)*?:label: (\S+)", source
+            )
             # Walk the gated markers in the order they appear in the cell.
-            for marker in re.finditer(r"\{solution-start\} (\S+)\n:class: dropdown|\{solution-end\}", source):
+            for marker in re.finditer(
+                r"\{solution-start\} (\S+)\n:class: dropdown|\{solution-end\}", source
+            ):
                 current = marker.group(1)
                 if current is not None:
                     solutions[current] = ""
         elif current is not None:
             solutions[current] += source + "\n"
-    assert len(exercises) >= 3, f"{path.name}: {len(exercises)} exercises, need at least 3"
+    assert len(exercises) >= 3, (
+        f"{path.name}: {len(exercises)} exercises, need at least 3"
+    )
     for label in exercises:
-        assert label in solutions, f"{path.name}: exercise {label} has no hidden (dropdown) solution"
-        code = solutions[label]
-        assert re.search(r"\bassert\b|assert_allclose|assert_close|assert_array_equal", code), (
-            f"{path.name}: the solution of {label} asserts nothing"
+        assert label in solutions, (
+            f"{path.name}: exercise {label} has no hidden (dropdown) solution"
         )
+        code = solutions[label]
+        assert re.search(
+            r"\bassert\b|assert_allclose|assert_close|assert_array_equal", code
+        ), f"{path.name}: the solution of {label} asserts nothing"
 
 
 def _repository_url() -> str:
@@ -178,7 +223,10 @@ def test_links_to_the_repository_agree_with_config():
     url = _repository_url()
     owner, name = url.removeprefix("https://github.com/").split("/")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for link in re.findall(r"https://(?:colab\.research\.google\.com/github|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme):
+    for link in re.findall(
+        r"https://(?:colab\.research\.google\.com/github|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)",
+        readme,
+    ):
         assert link == f"{owner}/{name}", link
     assert f"https://{owner}.github.io/{name}/" in readme
 

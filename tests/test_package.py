@@ -5,13 +5,16 @@ import sys
 
 import numpy as np
 
-import posenc
 from posenc.book import setup_notebook
 
 
 def test_import_posenc_imports_neither_torch_nor_matplotlib():
-    code = "import sys, posenc; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    code = (
+        "import sys, posenc; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.split() == ["False", "False"]
 
 
@@ -23,7 +26,9 @@ def test_numpy_calls_never_import_torch():
         "posenc.add_sinusoidal_encoding(x); posenc.sinusoidal_encoding_at([0, 1], 4); "
         "print('torch' in sys.modules)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.split() == ["False"]
 
 
@@ -31,7 +36,10 @@ def test_setup_notebook_fixes_print_options_and_seeds():
     saved = np.get_printoptions()
     try:
         first = setup_notebook(seed=3).normal(size=3)
-        assert np.get_printoptions()["precision"] == 4 and np.get_printoptions()["suppress"]
+        assert (
+            np.get_printoptions()["precision"] == 4
+            and np.get_printoptions()["suppress"]
+        )
         np.testing.assert_array_equal(first, setup_notebook(seed=3).normal(size=3))
         setup_notebook(seed=3)
         a = np.random.rand()
@@ -46,7 +54,12 @@ def test_setup_notebook_rejects_a_bad_seed():
 
     with pytest.raises(ValueError, match="seed"):
         setup_notebook(seed=-1)
-    for wrong_type in (1.5, "3", True, None):       # a wrong type is a TypeError, as in posenc._validation
+    for wrong_type in (
+        1.5,
+        "3",
+        True,
+        None,
+    ):  # a wrong type is a TypeError, as in posenc._validation
         with pytest.raises(TypeError, match="seed"):
             setup_notebook(seed=wrong_type)
 

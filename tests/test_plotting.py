@@ -24,7 +24,9 @@ def test_draw_plane_map_draws_and_rejects_non_2x2():
 def make_animation():
     fig, ax = plt.subplots(figsize=(2, 2))
     (line,) = ax.plot([0, 1], [0, 0])
-    animation = FuncAnimation(fig, lambda k: line.set_ydata([0, k]) or (line,), frames=3)
+    animation = FuncAnimation(
+        fig, lambda k: line.set_ydata([0, k]) or (line,), frames=3
+    )
     plt.close(fig)
     return animation
 
@@ -37,10 +39,15 @@ def test_animation_html_is_identical_from_run_to_run():
     animation = make_animation()
     with pytest.raises(ValueError, match="name"):
         plotting.animation_html(animation, "not an id")
-    assert 'id="_anim_imgsecond_try"' in plotting.animation_html(animation, "second_try").data
+    assert (
+        'id="_anim_imgsecond_try"'
+        in plotting.animation_html(animation, "second_try").data
+    )
 
 
 def test_animation_html_needs_no_network():
     html = plotting.animation_html(make_animation(), "offline").data
     assert "font-awesome" not in html and "https://" not in html
-    assert "fa-play" in html  # the player's icons, drawn by the theme's own Font Awesome
+    assert (
+        "fa-play" in html
+    )  # the player's icons, drawn by the theme's own Font Awesome

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import module_reaches_torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +35,9 @@ def makefile_variable(name: str) -> list[str]:
 
 
 def test_every_test_module_that_imports_torch_is_marked():
-    imports_torch = re.compile(r"^(import torch\b|from torch\b)|importorskip\(\"torch\"\)", re.M)  # at the top
+    imports_torch = re.compile(
+        r"^(import torch\b|from torch\b)|importorskip\(\"torch\"\)", re.M
+    )  # at the top
     marked, unmarked = set(), set()
     for path in sorted(TESTS.glob("test_*.py")):
         module = importlib.import_module(path.stem)
@@ -45,16 +46,40 @@ def test_every_test_module_that_imports_torch_is_marked():
             assert path.stem in marked, f"{path.name} imports torch but is not marked"
     # through a posenc module that imports torch (posenc.precision), without importing torch itself
     assert "test_precision" in marked
-    assert {"test_rope", "test_rope_golden", "test_fast_rope", "test_torch_rope", "test_benchmark"} <= marked
+    assert {
+        "test_rope",
+        "test_rope_golden",
+        "test_fast_rope",
+        "test_torch_rope",
+        "test_benchmark",
+    } <= marked
     # numpy-only modules stay out, or `make portability` would rerun everything
-    assert {"test_sinusoidal", "test_scaling", "test_shift_matrix", "test_workflows", "test_book"} <= unmarked
+    assert {
+        "test_sinusoidal",
+        "test_scaling",
+        "test_shift_matrix",
+        "test_workflows",
+        "test_book",
+    } <= unmarked
 
 
 def test_a_selection_of_no_torch_tests_fails_instead_of_passing_silently():
     # `pytest -m torch` over modules without torch selects nothing: pytest exits with 5, which
     # scripts/portability.py reports as a failure.
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "torch", "tests/test_sinusoidal.py"],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "torch",
+            "tests/test_sinusoidal.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 5, result.stdout[-2000:]
 
 
@@ -68,15 +93,25 @@ def test_make_test_runs_portability_after_unit_and_nbval():
     assert prerequisites.index("unit") < prerequisites.index("portability")
     assert prerequisites.index("nbval") < prerequisites.index("portability")
     recipe = re.search(r"^portability:.*\n((?:\t.*\n)+)", text, re.M).group(1)
-    assert "scripts/portability.py" in recipe and "$(TORCH_NOTEBOOKS)" in recipe and "-m torch" in recipe
+    assert (
+        "scripts/portability.py" in recipe
+        and "$(TORCH_NOTEBOOKS)" in recipe
+        and "-m torch" in recipe
+    )
 
 
 def torch_modules_of_posenc() -> set[str]:
     """posenc modules that import torch at their top, as dotted names below posenc."""
     found = set()
     for path in (ROOT / "src" / "posenc").rglob("*.py"):
-        if re.search(r"^(import torch\b|from torch\b)", path.read_text(encoding="utf-8"), re.M):
-            found.add(".".join(path.relative_to(ROOT / "src" / "posenc").with_suffix("").parts))
+        if re.search(
+            r"^(import torch\b|from torch\b)", path.read_text(encoding="utf-8"), re.M
+        ):
+            found.add(
+                ".".join(
+                    path.relative_to(ROOT / "src" / "posenc").with_suffix("").parts
+                )
+            )
     return found
 
 
@@ -88,7 +123,9 @@ def uses_torch(code: str, torch_modules: set[str]) -> bool:
         if re.search(rf"\bposenc\.{re.escape(module)}\b", code):
             return True
         package = rf"posenc\.{re.escape(parent)}" if parent else "posenc"
-        if re.search(rf"^\s*from {package} import [^\n]*\b{re.escape(last)}\b", code, re.M):
+        if re.search(
+            rf"^\s*from {package} import [^\n]*\b{re.escape(last)}\b", code, re.M
+        ):
             return True
     return False
 
@@ -100,9 +137,13 @@ def test_torch_notebooks_lists_every_notebook_that_uses_torch():
     assert {"book.precision", "torch_rope", "fast_rope", "benchmark"} <= torch_modules
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        code = "\n".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "code"
+        )
         name = f"book/{path.name}"
-        assert uses_torch(code, torch_modules) == (name in listed), f"{name}: TORCH_NOTEBOOKS is out of date"
+        assert uses_torch(code, torch_modules) == (name in listed), (
+            f"{name}: TORCH_NOTEBOOKS is out of date"
+        )
 
 
 # ---------------------------------------------------------------- which kernel families run
@@ -114,16 +155,24 @@ def test_plan_runs_every_family_the_processor_has_and_says_why_the_others_are_sk
     run, skipped = portability.plan("AVX512", x86)
     assert run == ["default", "avx2", "avx512"] and list(skipped) == ["sve256"]
     # without AVX-512 the value is not even tried: torch would trust it and crash
-    assert portability.available("AVX2") == (["default", "avx2"], {
-        "avx512": "this processor lacks it (torch's own choice here is AVX2)",
-        "sve256": "this processor lacks it (torch's own choice here is AVX2)"})
+    assert portability.available("AVX2") == (
+        ["default", "avx2"],
+        {
+            "avx512": "this processor lacks it (torch's own choice here is AVX2)",
+            "sve256": "this processor lacks it (torch's own choice here is AVX2)",
+        },
+    )
     run, skipped = portability.plan("AVX2", {"default": "DEFAULT", "avx2": "AVX2"})
     assert run == ["default", "avx2"] and set(skipped) == {"avx512", "sve256"}
     # arm64 with and without 256-bit SVE
-    assert portability.plan("SVE256", {"default": "DEFAULT", "sve256": "SVE256"})[0] == ["default", "sve256"]
+    assert portability.plan("SVE256", {"default": "DEFAULT", "sve256": "SVE256"})[
+        0
+    ] == ["default", "sve256"]
     assert portability.plan("DEFAULT", {"default": "DEFAULT"})[0] == ["default"]
     # a family this script does not name (a newer torch's) still runs, above default
-    run, skipped = portability.plan("SVE128", {"default": "DEFAULT", "sve128": "SVE128"})
+    run, skipped = portability.plan(
+        "SVE128", {"default": "DEFAULT", "sve128": "SVE128"}
+    )
     assert run == ["default", "sve128"] and set(skipped) == {"avx2", "avx512", "sve256"}
     # a value torch ignores (it warns and keeps its own choice) is skipped, with the reason
     run, skipped = portability.plan("AVX512", dict(x86, avx2="AVX512"))
@@ -140,11 +189,16 @@ def test_torch_in_pytest_runs_with_the_requested_threads_and_kernels():
     from posenc.book.notebook import torch_threads_from_environment
 
     if "OMP_NUM_THREADS" not in os.environ and "ATEN_CPU_CAPABILITY" not in os.environ:
-        pytest.skip("neither OMP_NUM_THREADS nor ATEN_CPU_CAPABILITY is set (make sets OMP_NUM_THREADS)")
+        pytest.skip(
+            "neither OMP_NUM_THREADS nor ATEN_CPU_CAPABILITY is set (make sets OMP_NUM_THREADS)"
+        )
     if "OMP_NUM_THREADS" in os.environ:
         assert torch.get_num_threads() == torch_threads_from_environment()
     if "ATEN_CPU_CAPABILITY" in os.environ:
-        assert torch.backends.cpu.get_cpu_capability() == os.environ["ATEN_CPU_CAPABILITY"].upper()
+        assert (
+            torch.backends.cpu.get_cpu_capability()
+            == os.environ["ATEN_CPU_CAPABILITY"].upper()
+        )
 
 
 @pytest.mark.torch
@@ -155,19 +209,26 @@ def test_notebook_kernels_run_with_the_requested_threads_and_kernels():
 
     from posenc.book.notebook import torch_threads_from_environment
 
-    code = ("import torch; from posenc.book import setup_notebook; setup_notebook(seed=0, use_torch=True); "
-            "print(torch.get_num_threads(), torch.backends.cpu.get_cpu_capability())")
+    code = (
+        "import torch; from posenc.book import setup_notebook; setup_notebook(seed=0, use_torch=True); "
+        "print(torch.get_num_threads(), torch.backends.cpu.get_cpu_capability())"
+    )
     manager, client = start_new_kernel(kernel_name="python3")
     try:
         printed = []
-        client.execute_interactive(code, timeout=120,
-                                   output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
+        client.execute_interactive(
+            code,
+            timeout=120,
+            output_hook=lambda msg: printed.append(msg["content"].get("text", "")),
+        )
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
     threads, capability = "".join(printed).split()
     assert int(threads) == torch_threads_from_environment()
-    assert capability == torch.backends.cpu.get_cpu_capability()   # this process has the same environment
+    assert (
+        capability == torch.backends.cpu.get_cpu_capability()
+    )  # this process has the same environment
 
 
 @pytest.mark.torch
@@ -186,7 +247,9 @@ def test_setup_notebook_takes_its_torch_threads_from_omp_num_threads(monkeypatch
         monkeypatch.delenv("OMP_NUM_THREADS")
         assert torch_threads_from_environment() == 1
         monkeypatch.setenv("OMP_NUM_THREADS", "2")
-        setup_notebook(seed=0, use_torch=True, torch_threads=1)   # an explicit count wins
+        setup_notebook(
+            seed=0, use_torch=True, torch_threads=1
+        )  # an explicit count wins
         assert torch.get_num_threads() == 1
         for bad in ("0", "two", "-1"):
             monkeypatch.setenv("OMP_NUM_THREADS", bad)

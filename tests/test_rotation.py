@@ -26,23 +26,35 @@ def test_block_diagonal_rotation_rotates_each_pair_counter_clockwise(layout):
     np.testing.assert_allclose(matrix @ matrix.T, np.eye(6), atol=1e-15)
     for i, angle in enumerate(angles):
         p, q = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + 3)
-        np.testing.assert_array_equal(matrix[np.ix_([p, q], [p, q])], rotation_matrix(angle))
-    assert np.count_nonzero(matrix) == 12     # nothing outside the blocks
+        np.testing.assert_array_equal(
+            matrix[np.ix_([p, q], [p, q])], rotation_matrix(angle)
+        )
+    assert np.count_nonzero(matrix) == 12  # nothing outside the blocks
 
 
 def test_block_diagonal_rotation_stacks_over_leading_axes():
     angles = np.arange(12.0).reshape(2, 3, 2)
     stacked = block_diagonal_rotation(*cos_sin(angles))
     assert stacked.shape == (2, 3, 4, 4)
-    np.testing.assert_array_equal(stacked[1, 2], block_diagonal_rotation(*cos_sin(angles[1, 2])))
+    np.testing.assert_array_equal(
+        stacked[1, 2], block_diagonal_rotation(*cos_sin(angles[1, 2]))
+    )
 
 
 def test_the_matrices_of_the_book_are_this_one():
-    np.testing.assert_array_equal(rope_matrix(7, 8), block_diagonal_rotation(*cos_sin(7 * np.array(
-        [10000.0 ** (-2 * i / 8) for i in range(4)]))))
+    np.testing.assert_array_equal(
+        rope_matrix(7, 8),
+        block_diagonal_rotation(
+            *cos_sin(7 * np.array([10000.0 ** (-2 * i / 8) for i in range(4)]))
+        ),
+    )
     # the shift matrix is the rotation by -beta, because a pair is stored as (sin, cos)
     beta = 5 * 10000.0 ** (-2 * np.arange(3) / 6)
-    np.testing.assert_allclose(shift_matrix(5, 6), block_diagonal_rotation(np.cos(-beta), np.sin(-beta)), atol=0)
+    np.testing.assert_allclose(
+        shift_matrix(5, 6),
+        block_diagonal_rotation(np.cos(-beta), np.sin(-beta)),
+        atol=0,
+    )
 
 
 def test_check_layout():

@@ -9,8 +9,21 @@ import numpy as np
 import pytest
 
 from posenc import rope_scaling
-from posenc._validation import check_bool, check_choice, check_factor, check_options, check_real
-from posenc.scaling import METHODS, OPTIONS, SCALING_METHODS, RopeArguments, ScalingMethod, frequencies
+from posenc._validation import (
+    check_bool,
+    check_choice,
+    check_factor,
+    check_options,
+    check_real,
+)
+from posenc.scaling import (
+    METHODS,
+    OPTIONS,
+    SCALING_METHODS,
+    RopeArguments,
+    ScalingMethod,
+    frequencies,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,8 +34,18 @@ def extra_for(method: str) -> dict:
 
 def test_methods_and_options_are_read_from_the_table():
     assert METHODS == tuple(SCALING_METHODS)
-    assert METHODS == ("none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn", "llama3")
-    assert OPTIONS == {name: dict(entry.options) for name, entry in SCALING_METHODS.items()}
+    assert METHODS == (
+        "none",
+        "linear",
+        "ntk",
+        "dynamic",
+        "ntk_by_parts",
+        "yarn",
+        "llama3",
+    )
+    assert OPTIONS == {
+        name: dict(entry.options) for name, entry in SCALING_METHODS.items()
+    }
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -32,12 +55,20 @@ def test_every_function_is_documented_typed_and_takes_exactly_its_options(method
     assert inspect.getdoc(function), f"{function.__name__} needs a docstring"
     hints = typing.get_type_hints(function)
     parameters = inspect.signature(function).parameters
-    assert set(hints) == set(parameters) | {"return"}, f"{function.__name__} needs type hints on every argument"
+    assert set(hints) == set(parameters) | {"return"}, (
+        f"{function.__name__} needs type hints on every argument"
+    )
     assert hints["rope"] is RopeArguments
     first, *rest = parameters.values()
-    assert first.name == "rope" and first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert (
+        first.name == "rope" and first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    )
     # the table's options are the function's keywords, and only the table holds their defaults
-    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty for p in rest)
+    assert all(
+        p.kind is inspect.Parameter.KEYWORD_ONLY
+        and p.default is inspect.Parameter.empty
+        for p in rest
+    )
     assert [p.name for p in rest] == list(SCALING_METHODS[method].options)
 
 
@@ -47,8 +78,14 @@ def test_rope_scaling_is_the_tables_function_on_the_checked_arguments(method):
     factor = 4.0 if entry.takes_factor else 1.0
     rope = RopeArguments(64, 5e5, factor, 4096, 9000 if entry.needs_seq_len else None)
     expected_freq, expected_factor = entry.function(rope, **entry.options)
-    inv_freq, attention_factor = rope_scaling(method, 64, base=5e5, factor=factor, original_max_position=4096,
-                                              **extra_for(method))
+    inv_freq, attention_factor = rope_scaling(
+        method,
+        64,
+        base=5e5,
+        factor=factor,
+        original_max_position=4096,
+        **extra_for(method),
+    )
     np.testing.assert_array_equal(inv_freq, expected_freq)
     assert attention_factor == expected_factor
     assert inv_freq.dtype == np.float64 and inv_freq.shape == (32,)
@@ -64,7 +101,11 @@ def test_the_shared_check_applies_to_every_method(method):
         ({"factor": factor, "base": 0.0}, ValueError, "base"),
         ({"factor": 0.5}, ValueError, "factor"),
         ({"factor": True}, TypeError, "factor"),
-        ({"factor": factor, "original_max_position": 2048.0}, TypeError, "original_max_position"),
+        (
+            {"factor": factor, "original_max_position": 2048.0},
+            TypeError,
+            "original_max_position",
+        ),
     ]:
         with pytest.raises(error, match=name):
             rope_scaling(method, 64, **kwargs, **extra)
@@ -82,30 +123,60 @@ def test_the_shared_check_applies_to_every_method(method):
 
 
 def test_an_option_of_another_method_is_named_with_what_the_method_takes():
-    with pytest.raises(ValueError, match=r"'linear' does not take the option\(s\) \['beta_fast'\]; it takes no options"):
+    with pytest.raises(
+        ValueError,
+        match=r"'linear' does not take the option\(s\) \['beta_fast'\]; it takes no options",
+    ):
         rope_scaling("linear", 64, factor=2.0, beta_fast=32)
-    with pytest.raises(ValueError, match=r"\['mscale'\]; it takes \['beta_fast', 'beta_slow', 'truncate'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"\['mscale'\]; it takes \['beta_fast', 'beta_slow', 'truncate'\]",
+    ):
         rope_scaling("ntk_by_parts", 64, factor=2.0, mscale=1.0)
-    with pytest.raises(ValueError, match=r"method must be one of \('none', 'linear', .*'llama3'\), got 'longrope'"):
+    with pytest.raises(
+        ValueError,
+        match=r"method must be one of \('none', 'linear', .*'llama3'\), got 'longrope'",
+    ):
         rope_scaling("longrope", 64, factor=2.0)
 
 
 def test_an_entry_in_the_table_is_all_a_new_method_needs(monkeypatch):
-    def compute_halfway(rope: RopeArguments, *, share: float) -> tuple[np.ndarray, float]:
+    def compute_halfway(
+        rope: RopeArguments, *, share: float
+    ) -> tuple[np.ndarray, float]:
         """Interpolate by s**share: a made-up method, for this test only."""
-        return rope.theta / rope.factor ** share, 1.0
+        return rope.theta / rope.factor**share, 1.0
 
     def compute_by_length(rope: RopeArguments) -> tuple[np.ndarray, float]:
         """Linear scaling by the current length: a made-up method that reads seq_len."""
-        return rope.theta * rope.original_max_position / max(rope.seq_len, rope.original_max_position), 1.0
+        return rope.theta * rope.original_max_position / max(
+            rope.seq_len, rope.original_max_position
+        ), 1.0
 
-    monkeypatch.setitem(SCALING_METHODS, "halfway", ScalingMethod(compute_halfway, {"share": 0.5}))
-    monkeypatch.setitem(SCALING_METHODS, "by_length", ScalingMethod(compute_by_length, needs_seq_len=True))
+    monkeypatch.setitem(
+        SCALING_METHODS, "halfway", ScalingMethod(compute_halfway, {"share": 0.5})
+    )
+    monkeypatch.setitem(
+        SCALING_METHODS,
+        "by_length",
+        ScalingMethod(compute_by_length, needs_seq_len=True),
+    )
     theta = frequencies(16, 100.0)
-    np.testing.assert_allclose(rope_scaling("halfway", 16, base=100.0, factor=4.0)[0], theta / 2, rtol=1e-15)
-    np.testing.assert_allclose(rope_scaling("halfway", 16, base=100.0, factor=4.0, share=1.0)[0], theta / 4, rtol=1e-15)
-    np.testing.assert_allclose(rope_scaling("by_length", 16, base=100.0, original_max_position=64, seq_len=256)[0],
-                               theta / 4, rtol=1e-15)
+    np.testing.assert_allclose(
+        rope_scaling("halfway", 16, base=100.0, factor=4.0)[0], theta / 2, rtol=1e-15
+    )
+    np.testing.assert_allclose(
+        rope_scaling("halfway", 16, base=100.0, factor=4.0, share=1.0)[0],
+        theta / 4,
+        rtol=1e-15,
+    )
+    np.testing.assert_allclose(
+        rope_scaling(
+            "by_length", 16, base=100.0, original_max_position=64, seq_len=256
+        )[0],
+        theta / 4,
+        rtol=1e-15,
+    )
     # the shared check covers the new methods at once
     with pytest.raises(ValueError, match="beta_fast"):
         rope_scaling("halfway", 16, factor=4.0, beta_fast=32)
@@ -129,7 +200,9 @@ def test_a_table_entry_cannot_be_changed_in_place():
 
 
 def test_the_reusable_checks_name_the_argument():
-    assert check_real(-2, "shift") == -2.0 and check_bool(np.bool_(True), "flag") is True
+    assert (
+        check_real(-2, "shift") == -2.0 and check_bool(np.bool_(True), "flag") is True
+    )
     assert check_factor(3) == 3.0 and check_choice("b", "kind", ("a", "b")) == "b"
     check_options({"a": 1}, ("a", "b"), "thing")
     for call, error, name in [
@@ -139,16 +212,23 @@ def test_the_reusable_checks_name_the_argument():
         (lambda: check_factor(0.99, "stretch"), ValueError, "stretch"),
         (lambda: check_factor(float("nan")), ValueError, "factor"),
         (lambda: check_choice(1, "kind", ("a", "b")), ValueError, "kind"),
-        (lambda: check_options({"c": 1}, ("a",), "thing"), ValueError, r"thing does not take the option\(s\) \['c'\]"),
+        (
+            lambda: check_options({"c": 1}, ("a",), "thing"),
+            ValueError,
+            r"thing does not take the option\(s\) \['c'\]",
+        ),
     ]:
         with pytest.raises(error, match=name):
             call()
 
 
-
 def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling():
     notebook = json.loads((ROOT / "book" / "05_yarn.ipynb").read_text(encoding="utf-8"))
-    markdown = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    markdown = "\n".join(
+        "".join(cell["source"])
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "markdown"
+    )
     shown = set()
     lines = markdown.splitlines()
     for k, line in enumerate(lines):

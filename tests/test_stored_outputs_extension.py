@@ -11,8 +11,12 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import stored_outputs  # noqa: E402
 
 
-@pytest.mark.parametrize("value, mode", [(None, "force"), ("", "force"), ("0", "force"), ("1", "off")])
-def test_the_variable_switches_execution_off_only_when_it_is_1(monkeypatch, value, mode):
+@pytest.mark.parametrize(
+    "value, mode", [(None, "force"), ("", "force"), ("0", "force"), ("1", "off")]
+)
+def test_the_variable_switches_execution_off_only_when_it_is_1(
+    monkeypatch, value, mode
+):
     if value is None:
         monkeypatch.delenv(stored_outputs.VARIABLE, raising=False)
     else:
@@ -25,13 +29,21 @@ def test_the_variable_switches_execution_off_only_when_it_is_1(monkeypatch, valu
 def test_a_misspelt_value_is_an_error(monkeypatch):
     monkeypatch.setenv(stored_outputs.VARIABLE, "yes")
     with pytest.raises(ValueError, match=stored_outputs.VARIABLE):
-        stored_outputs.render_stored_outputs(None, SimpleNamespace(nb_execution_mode="force"))
+        stored_outputs.render_stored_outputs(
+            None, SimpleNamespace(nb_execution_mode="force")
+        )
 
 
 def test_make_test_renders_stored_outputs_and_make_book_executes():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     strict = makefile.split("\nstrict-build:", 1)[1].split("\n\n", 1)[0]
     book = makefile.split("\nbook:", 1)[1].split("\n\n", 1)[0]
-    assert f"{stored_outputs.VARIABLE}=1" in strict and stored_outputs.VARIABLE not in book
-    assert "stored_outputs: book/_ext" in (ROOT / "_config.yml").read_text(encoding="utf-8")
-    assert "execute_notebooks: force" in (ROOT / "_config.yml").read_text(encoding="utf-8")
+    assert (
+        f"{stored_outputs.VARIABLE}=1" in strict and stored_outputs.VARIABLE not in book
+    )
+    assert "stored_outputs: book/_ext" in (ROOT / "_config.yml").read_text(
+        encoding="utf-8"
+    )
+    assert "execute_notebooks: force" in (ROOT / "_config.yml").read_text(
+        encoding="utf-8"
+    )

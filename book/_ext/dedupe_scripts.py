@@ -15,10 +15,15 @@ from sphinx.application import Sphinx
 
 def _identity(script) -> tuple:
     """What makes two script entries the same tag: file (None and "" alike) and attributes."""
-    return (script.filename or "", tuple(sorted((k, str(v)) for k, v in script.attributes.items())))
+    return (
+        script.filename or "",
+        tuple(sorted((k, str(v)) for k, v in script.attributes.items())),
+    )
 
 
-def drop_repeated_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+def drop_repeated_scripts(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree
+) -> None:
     scripts = context.get("script_files")
     if not scripts:
         return

@@ -14,15 +14,26 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-PARTS = ("tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions", "ui", "a11y", "adaptors")
+PARTS = (
+    "tex-chtml.js",
+    "output/chtml/fonts/woff-v2",
+    "input/tex/extensions",
+    "ui",
+    "a11y",
+    "adaptors",
+)
 TARGET = "mathjax"
 
 
 def mathjax_source() -> Path:
     spec = importlib.util.find_spec("mathjax")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the package django-static-mathjax (import name 'mathjax') is not installed")
-    source = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / "es5"
+        raise RuntimeError(
+            "the package django-static-mathjax (import name 'mathjax') is not installed"
+        )
+    source = (
+        Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / "es5"
+    )
     if not (source / "tex-chtml.js").is_file():
         raise RuntimeError(f"no tex-chtml.js under {source}")
     return source

@@ -6,7 +6,12 @@ matplotlib. The chapters' own tools live in :mod:`posenc.book`, the experiment o
 in :mod:`posenc.experiments`; both are imported by name.
 """
 
-from posenc.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
+from posenc.attention import (
+    causal_mask,
+    scaled_dot_product_attention,
+    self_attention,
+    softmax,
+)
 from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
 from posenc.scaling import rope_scaling
 from posenc.sinusoidal import (

@@ -23,7 +23,9 @@ def is_torch_tensor(value: object) -> bool:
 def check_positive_int(value: object, name: str) -> int:
     """Return ``value`` as an int if it is a positive integer (bools rejected)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}"
+        )
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value}")
     return int(value)
@@ -33,14 +35,18 @@ def check_even_positive_int(value: object, name: str) -> int:
     """Return ``value`` as an int if it is a positive even integer."""
     value = check_positive_int(value, name)
     if value % 2:
-        raise ValueError(f"{name} must be even (dimensions come in (sin, cos) pairs), got {value}")
+        raise ValueError(
+            f"{name} must be even (dimensions come in (sin, cos) pairs), got {value}"
+        )
     return value
 
 
 def check_non_negative_int(value: object, name: str) -> int:
     """Return ``value`` as an int if it is an integer >= 0 (bools rejected)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a non-negative integer, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a non-negative integer, got {value!r} of type {type(value).__name__}"
+        )
     if value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value}")
     return int(value)
@@ -62,7 +68,9 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
 def check_positive_float(value: object, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number > 0."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a positive real number, got {value!r} of type {type(value).__name__}"
+        )
     value = float(value)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
@@ -76,13 +84,20 @@ def as_float_array(value: object, name: str) -> np.ndarray:
     strings and objects are a ``TypeError``; NaN or infinity is a ``ValueError``.
     """
     if is_torch_tensor(value):
-        raise TypeError(f"{name} must be a numpy array, got a torch tensor; call .numpy() first")
+        raise TypeError(
+            f"{name} must be a numpy array, got a torch tensor; call .numpy() first"
+        )
     array = np.asarray(value)
-    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+    if array.dtype == bool or not (
+        np.issubdtype(array.dtype, np.integer)
+        or np.issubdtype(array.dtype, np.floating)
+    ):
         raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
     array = array.astype(np.float64, copy=False)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must hold finite numbers only (found NaN or infinity)")
+        raise ValueError(
+            f"{name} must hold finite numbers only (found NaN or infinity)"
+        )
     return array
 
 
@@ -94,7 +109,9 @@ def as_float_vector(value: object, name: str, shape: str = "(n,)") -> np.ndarray
     """
     array = as_float_array(value, name)
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array of shape {shape}, got shape {array.shape}")
+        raise ValueError(
+            f"{name} must be a non-empty 1-D array of shape {shape}, got shape {array.shape}"
+        )
     return array
 
 
@@ -116,8 +133,14 @@ def check_index_list(indices: Iterable[object], size: int, name: str) -> list[in
     if not kept:
         raise ValueError(f"{name} must name at least one coordinate")
     for j in kept:
-        if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or not 0 <= j < size:
-            raise ValueError(f"{name} must hold coordinate indices 0 .. {size - 1}, got {j!r}")
+        if (
+            isinstance(j, bool)
+            or not isinstance(j, (int, np.integer))
+            or not 0 <= j < size
+        ):
+            raise ValueError(
+                f"{name} must hold coordinate indices 0 .. {size - 1}, got {j!r}"
+            )
     if len(set(kept)) != len(kept):
         raise ValueError(f"{name} must not repeat a coordinate, got {kept}")
     return [int(j) for j in kept]
@@ -126,7 +149,9 @@ def check_index_list(indices: Iterable[object], size: int, name: str) -> list[in
 def check_int(value: object, name: str) -> int:
     """Return ``value`` as an int if it is an integer of any sign (bools and floats rejected)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be an integer, got {value!r} of type {type(value).__name__}"
+        )
     return int(value)
 
 
@@ -143,21 +168,27 @@ def as_int_array(value: object, name: str) -> np.ndarray:
             raise TypeError(f"{name} must hold integers, got a tensor of dtype {dtype}")
         value = value.detach().cpu().numpy()
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be a 1-D sequence of integers, got {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a 1-D sequence of integers, got {type(value).__name__}"
+        )
     array = np.asarray(value)
     if array.size == 0 and not isinstance(value, np.ndarray):
         array = array.astype(np.int64)  # an empty list has no integer dtype of its own
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
     if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}")
+        raise ValueError(
+            f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}"
+        )
     return array.astype(np.int64, copy=False)
 
 
 def check_real(value: object, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number of any sign (bools rejected)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a real number, got {value!r} of type {type(value).__name__}"
+        )
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
@@ -167,17 +198,23 @@ def check_real(value: object, name: str) -> float:
 def check_bool(value: object, name: str) -> bool:
     """Return ``value`` as a bool if it is True or False (a Python or numpy bool; 0 and 1 rejected)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be True or False, got {value!r} of type {type(value).__name__}"
+        )
     return bool(value)
 
 
 def check_factor(value: object, name: str = "factor") -> float:
     """Return ``value`` as a float if it is a finite context-extension factor >= 1."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number >= 1, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a real number >= 1, got {value!r} of type {type(value).__name__}"
+        )
     value = float(value)
     if not math.isfinite(value) or value < 1.0:
-        raise ValueError(f"{name} must be a finite number >= 1 (the context is extended, not shrunk), got {value}")
+        raise ValueError(
+            f"{name} must be a finite number >= 1 (the context is extended, not shrunk), got {value}"
+        )
     return value
 
 
@@ -190,4 +227,6 @@ def check_options(given: Iterable[str], taken: Iterable[str], owner: str) -> Non
     taken = sorted(taken)
     unknown = sorted(set(given) - set(taken))
     if unknown:
-        raise ValueError(f"{owner} does not take the option(s) {unknown}; it takes {taken or 'no options'}")
+        raise ValueError(
+            f"{owner} does not take the option(s) {unknown}; it takes {taken or 'no options'}"
+        )

@@ -26,7 +26,8 @@ def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
     if np.any(largest == -np.inf):
         raise ValueError(
             "scores: every slice along axis needs a finite entry "
-            "(a row is fully masked)")
+            "(a row is fully masked)"
+        )
     exps = np.exp(scores - largest)
     return exps / np.sum(exps, axis=axis, keepdims=True)
 
@@ -47,27 +48,33 @@ def _check_qkv(
         if array.ndim < 2:
             raise ValueError(
                 f"{name} must have shape (..., seq, dim) with at least 2 "
-                f"dimensions, got shape {array.shape}")
+                f"dimensions, got shape {array.shape}"
+            )
     shapes = f"{query.shape}, {key.shape}, {value.shape}"
     if not (query.ndim == key.ndim == value.ndim):
         raise ValueError(
             "query, key and value must have the same number of "
-            f"dimensions, got shapes {shapes}")
+            f"dimensions, got shapes {shapes}"
+        )
     if not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
         raise ValueError(
             "query, key and value must have the same leading (batch) "
-            f"dimensions, got shapes {shapes}")
+            f"dimensions, got shapes {shapes}"
+        )
     if key.shape[-1] != query.shape[-1]:
         raise ValueError(
             f"key must have the same last dimension d_k as query "
-            f"({query.shape[-1]}), got shape {key.shape}")
+            f"({query.shape[-1]}), got shape {key.shape}"
+        )
     if value.shape[-2] != key.shape[-2]:
         raise ValueError(
             f"value must have as many rows as key ({key.shape[-2]}), "
-            f"got shape {value.shape}")
+            f"got shape {value.shape}"
+        )
     if min(query.shape[-2], key.shape[-2], query.shape[-1]) == 0:
         raise ValueError(
-            "query and key must have at least one position and one feature")
+            "query and key must have at least one position and one feature"
+        )
     return query, key, value
 
 
@@ -83,22 +90,24 @@ def _allowed_keys(
         if mask.dtype != bool:
             raise TypeError(
                 "mask must be a boolean array (True = may attend), "
-                f"got dtype {mask.dtype}")
+                f"got dtype {mask.dtype}"
+            )
         if mask.shape != (num_queries, num_keys):
             raise ValueError(
                 "mask must have shape (n_q, n_k) = "
-                f"{(num_queries, num_keys)}, got {mask.shape}")
+                f"{(num_queries, num_keys)}, got {mask.shape}"
+            )
         allowed &= mask
     if causal:
         if num_queries != num_keys:
             raise ValueError(
                 "causal=True needs as many queries as keys, "
-                f"got {num_queries} and {num_keys}")
+                f"got {num_queries} and {num_keys}"
+            )
         allowed &= causal_mask(num_queries)
     if not np.all(allowed.any(axis=-1)):
         rows = np.flatnonzero(~allowed.any(axis=-1)).tolist()
-        raise ValueError(
-            f"mask leaves query rows {rows} with no key to attend to")
+        raise ValueError(f"mask leaves query rows {rows} with no key to attend to")
     return allowed
 
 
@@ -141,8 +150,8 @@ def self_attention(
     tokens = as_float_array(tokens, "tokens")
     if tokens.ndim < 2:
         raise ValueError(
-            "tokens must have shape (..., seq, d_model), "
-            f"got {tokens.shape}")
+            f"tokens must have shape (..., seq, d_model), got {tokens.shape}"
+        )
     d_model = tokens.shape[-1]
     named = {"w_query": w_query, "w_key": w_key, "w_value": w_value}
     projections = []
@@ -150,8 +159,8 @@ def self_attention(
         weight = as_float_array(weight, name)
         if weight.ndim != 2 or weight.shape[0] != d_model:
             raise ValueError(
-                f"{name} must have shape (d_model={d_model}, d_out), "
-                f"got {weight.shape}")
+                f"{name} must have shape (d_model={d_model}, d_out), got {weight.shape}"
+            )
         projections.append(tokens @ weight)
     query, key, value = projections
     return scaled_dot_product_attention(query, key, value, causal=causal)

@@ -39,9 +39,7 @@ from posenc.rope import rope_angles, rope_inv_freq
 from posenc.rotation import block_diagonal_rotation, cos_sin
 
 
-def _cos_sin(
-    positions: object, dim: int, base: float
-) -> tuple[np.ndarray, np.ndarray]:
+def _cos_sin(positions: object, dim: int, base: float) -> tuple[np.ndarray, np.ndarray]:
     inv_freq = rope_inv_freq(check_even_positive_int(dim, "dim"), base)
     return cos_sin(rope_angles(positions, inv_freq))
 
@@ -79,9 +77,7 @@ def rope_matrices(
     return torch.from_numpy(matrices).to(dtype)
 
 
-def rotate_by_matrices(
-    x: torch.Tensor, matrices: torch.Tensor
-) -> torch.Tensor:
+def rotate_by_matrices(x: torch.Tensor, matrices: torch.Tensor) -> torch.Tensor:
     """x' = R_m x for every row, O(dim²) per row.
 
     ``x``: (..., seq, dim); ``matrices``: (seq, dim, dim).
@@ -102,7 +98,9 @@ def rotor_table(
     of the cos and sin tables in the matching real precision.
     """
     if dtype not in (torch.complex64, torch.complex128):
-        raise ValueError(f"dtype must be torch.complex64 or torch.complex128, got {dtype}")
+        raise ValueError(
+            f"dtype must be torch.complex64 or torch.complex128, got {dtype}"
+        )
     real_dtype = torch.float64 if dtype == torch.complex128 else torch.float32
     return complex_rotors(*cos_sin_tables(positions, dim, base=base, dtype=real_dtype))
 
@@ -175,10 +173,12 @@ class _TrafficCounter(TorchDispatchMode):
         if func.is_view or name.startswith("empty"):
             return result  # a view or a bare allocation moves no data
         out = kwargs.get("out")
-        inputs = [t for t in tree_flatten((args, kwargs))[0]
-                  if isinstance(t, torch.Tensor) and t is not out]
-        outputs = [t for t in tree_flatten(result)[0]
-                   if isinstance(t, torch.Tensor)]
+        inputs = [
+            t
+            for t in tree_flatten((args, kwargs))[0]
+            if isinstance(t, torch.Tensor) and t is not out
+        ]
+        outputs = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
         read = sum(t.numel() * t.element_size() for t in inputs)
         written = sum(t.numel() * t.element_size() for t in outputs)
         self.records.append((name, read, written))
@@ -197,9 +197,11 @@ def memory_traffic(function: Callable[[], object]) -> dict[str, object]:
     with _TrafficCounter() as counter:
         function()
     records = counter.records
-    return {"ops": [name for name, _, _ in records],
-            "bytes_read": sum(read for _, read, _ in records),
-            "bytes_written": sum(written for _, _, written in records)}
+    return {
+        "ops": [name for name, _, _ in records],
+        "bytes_read": sum(read for _, read, _ in records),
+        "bytes_written": sum(written for _, _, written in records),
+    }
 
 
 def time_alternating(
@@ -239,14 +241,13 @@ def time_alternating(
     return times
 
 
-def median_ratios(
-    times: Mapping[str, list[float]], baseline: str
-) -> dict[str, float]:
+def median_ratios(times: Mapping[str, list[float]], baseline: str) -> dict[str, float]:
     """Median time of every candidate over the median time of ``baseline``."""
     baseline = check_choice(baseline, "baseline", list(times))
     reference = statistics.median(times[baseline])
-    return {name: statistics.median(values) / reference
-            for name, values in times.items()}
+    return {
+        name: statistics.median(values) / reference for name, values in times.items()
+    }
 
 
 def machine_description() -> dict[str, object]:

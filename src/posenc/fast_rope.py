@@ -40,9 +40,7 @@ FAST_DTYPES = (torch.float32, torch.float64)
 # torch.func transforms (vmap, grad, jvp) wrap tensors; vmap has no rule for
 # out= operators, so wrapped tensors take the reference formula.
 _functorch = getattr(torch._C, "_functorch", None)
-_is_functorch_wrapped = getattr(
-    _functorch, "is_functorch_wrapped_tensor", None
-)
+_is_functorch_wrapped = getattr(_functorch, "is_functorch_wrapped_tensor", None)
 
 
 def _plain(t: object) -> bool:
@@ -78,9 +76,7 @@ def _complex_viewable(x: torch.Tensor) -> bool:
     return x.stride(-1) == 1 and x.storage_offset() % 2 == 0 and even
 
 
-def choose_kernel(
-    x: torch.Tensor, cos: object, sin: object, layout: str
-) -> str:
+def choose_kernel(x: torch.Tensor, cos: object, sin: object, layout: str) -> str:
     """Name of the kernel :func:`rotate` runs, one of :data:`KERNELS`.
 
     ``x``: (..., seq, dim); ``cos``, ``sin``: tensors that broadcast against
@@ -96,8 +92,9 @@ def choose_kernel(
         if table.dtype != x.dtype or table.device != x.device:
             return "elementwise"
     half_shape = (*x.shape[:-1], x.shape[-1] // 2)
-    if not (_broadcasts_to(cos.shape, half_shape)
-            and _broadcasts_to(sin.shape, half_shape)):
+    if not (
+        _broadcasts_to(cos.shape, half_shape) and _broadcasts_to(sin.shape, half_shape)
+    ):
         return "elementwise"
     autograd = _needs_autograd(x, cos, sin)
     if layout == "interleaved":
@@ -119,9 +116,7 @@ def complex_rotors(cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     machine than computing.
     """
     if _small_on_cpu(cos, sin):
-        c, s = np.broadcast_arrays(
-            cos.numpy(force=True), sin.numpy(force=True)
-        )
+        c, s = np.broadcast_arrays(cos.numpy(force=True), sin.numpy(force=True))
         rotors = np.empty(c.shape, dtype=np.result_type(c.dtype, np.complex64))
         rotors.real, rotors.imag = c, s
         return torch.from_numpy(rotors)

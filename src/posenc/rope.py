@@ -31,7 +31,6 @@ from posenc.rotation import LAYOUTS, block_diagonal_rotation, check_layout, cos_
 from posenc.sinusoidal import frequencies
 
 
-
 def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
     """Frequencies theta_i = base**(-2i/dim), i = 0 .. dim/2 - 1, in radians per position.
 
@@ -49,7 +48,9 @@ def _resolve_inv_freq(dim: int, inv_freq: object, base: float) -> np.ndarray:
         inv_freq = inv_freq.detach().cpu().double().numpy()
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.shape != (dim // 2,):
-        raise ValueError(f"inv_freq must have shape (dim/2,) = ({dim // 2},), got {inv_freq.shape}")
+        raise ValueError(
+            f"inv_freq must have shape (dim/2,) = ({dim // 2},), got {inv_freq.shape}"
+        )
     return inv_freq
 
 
@@ -65,7 +66,9 @@ def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
         inv_freq = inv_freq.detach().cpu().double().numpy()
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.ndim != 1:
-        raise ValueError(f"inv_freq must be 1-D with shape (dim/2,), got shape {inv_freq.shape}")
+        raise ValueError(
+            f"inv_freq must be 1-D with shape (dim/2,), got shape {inv_freq.shape}"
+        )
     return positions.astype(np.float64)[:, None] * inv_freq[None, :]
 
 
@@ -111,12 +114,16 @@ def _check_x(x: Any) -> tuple[bool, tuple[int, ...]]:
             raise TypeError(f"x must be a floating-point array, got dtype {x.dtype}")
         is_torch = False
     else:
-        raise TypeError(f"x must be a numpy array or a torch tensor, got {type(x).__name__}")
+        raise TypeError(
+            f"x must be a numpy array or a torch tensor, got {type(x).__name__}"
+        )
     shape = tuple(x.shape)
     if len(shape) < 2:
         raise ValueError(f"x must have shape (..., seq, dim), got shape {shape}")
     if shape[-1] == 0 or shape[-1] % 2:
-        raise ValueError(f"x must have an even, positive last dimension dim, got shape {shape}")
+        raise ValueError(
+            f"x must have an even, positive last dimension dim, got shape {shape}"
+        )
     return is_torch, shape
 
 
@@ -178,7 +185,9 @@ def _torch_cos_sin(
     """
     import torch
 
-    cos, sin = (table.numpy() for table in cos_sin(torch.from_numpy(angles), attention_factor))
+    cos, sin = (
+        table.numpy() for table in cos_sin(torch.from_numpy(angles), attention_factor)
+    )
     if x.dtype in (torch.float32, torch.float64):
         numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
         cos = cos.astype(numpy_dtype, copy=False)
@@ -188,9 +197,7 @@ def _torch_cos_sin(
     return cos, sin
 
 
-def rotate_pairs(
-    x: Any, cos: Any, sin: Any, layout: str = "interleaved"
-) -> Any:
+def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
     """The rotation behind :func:`apply_rope`, for callers that cache cos, sin.
 
     ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``:
@@ -248,5 +255,7 @@ def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.n
     """
     distances = as_int_array(distances, "distances")
     theta = rope_inv_freq(dim, base)
-    partial_sums = np.cumsum(np.exp(1j * rope_angles(distances, theta)), axis=1)  # S_1 .. S_{dim/2}
+    partial_sums = np.cumsum(
+        np.exp(1j * rope_angles(distances, theta)), axis=1
+    )  # S_1 .. S_{dim/2}
     return np.abs(partial_sums).mean(axis=1)

@@ -48,7 +48,9 @@ def cos_sin(angles: Any, attention_factor: float = 1.0) -> tuple[Any, Any]:
     return cos, sin
 
 
-def block_diagonal_rotation(cos: np.ndarray, sin: np.ndarray, layout: str = "interleaved") -> np.ndarray:
+def block_diagonal_rotation(
+    cos: np.ndarray, sin: np.ndarray, layout: str = "interleaved"
+) -> np.ndarray:
     """The (..., dim, dim) matrix rotating pair i by the angle whose cosine and sine are given.
 
     ``cos``, ``sin``: numpy arrays of shape (..., dim/2), one entry per pair; leading
@@ -58,7 +60,9 @@ def block_diagonal_rotation(cos: np.ndarray, sin: np.ndarray, layout: str = "int
     counter-clockwise rotation of column vectors. Everything else is 0. float64.
     """
     layout = check_layout(layout)
-    cos, sin = np.broadcast_arrays(np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64))
+    cos, sin = np.broadcast_arrays(
+        np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64)
+    )
     pairs = cos.shape[-1]
     if layout == "interleaved":
         first, second = 2 * np.arange(pairs), 2 * np.arange(pairs) + 1

@@ -122,8 +122,7 @@ def unseen_angle_pairs(
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.shape != theta.shape:
         raise ValueError(
-            f"inv_freq must have shape (dim/2,) = {theta.shape}, "
-            f"got {inv_freq.shape}"
+            f"inv_freq must have shape (dim/2,) = {theta.shape}, got {inv_freq.shape}"
         )
     original_max_position = check_positive_int(
         original_max_position, "original_max_position"
@@ -152,8 +151,7 @@ def correction_dim(
     base = check_positive_float(base, "base")
     if base == 1.0:
         raise ValueError(
-            "base must differ from 1 "
-            "(with base 1 every pair has the same wavelength)"
+            "base must differ from 1 (with base 1 every pair has the same wavelength)"
         )
     original_max_position = check_positive_int(
         original_max_position, "original_max_position"
@@ -229,18 +227,14 @@ def ramp_pair_index(dim: int, low: float, high: float) -> np.ndarray:
     dim = check_even_positive_int(dim, "dim")
     low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError(
-            f"low and high must be finite, got low={low}, high={high}"
-        )
+        raise ValueError(f"low and high must be finite, got low={low}, high={high}")
     if low == high:
         high += 0.001
     pair_index = np.arange(dim // 2, dtype=np.float64)
     return 1.0 - np.clip((pair_index - low) / (high - low), 0.0, 1.0)
 
 
-def ramp_rotations(
-    rotations: np.ndarray, alpha: float, beta: float
-) -> np.ndarray:
+def ramp_rotations(rotations: np.ndarray, alpha: float, beta: float) -> np.ndarray:
     """The paper's ramp gamma(r), linear in the rotations r; shape of r.
 
     YaRN paper, NTK-by-parts: gamma(r) = 0 if r < alpha, 1 if r > beta,
@@ -271,8 +265,7 @@ def blend_frequencies(
     gamma = as_float_array(gamma, "gamma")
     if gamma.shape != inv_freq.shape:
         raise ValueError(
-            f"gamma must have the shape of inv_freq {inv_freq.shape}, "
-            f"got {gamma.shape}"
+            f"gamma must have the shape of inv_freq {inv_freq.shape}, got {gamma.shape}"
         )
     if np.any(gamma < 0) or np.any(gamma > 1):
         raise ValueError("gamma must lie in [0, 1]")
@@ -300,9 +293,7 @@ def ntk_aware_base(base: float, dim: int, factor: float) -> float:
     return base * factor ** (dim / (dim - 2))
 
 
-def dynamic_scale(
-    factor: float, original_max_position: int, seq_len: int
-) -> float:
+def dynamic_scale(factor: float, original_max_position: int, seq_len: int) -> float:
     """The scale transformers' dynamic NTK feeds into the NTK-aware base.
 
     s_dyn = factor * l / L - (factor - 1), l = max(seq_len, L), with
@@ -429,8 +420,7 @@ def llama3_ramp(
     for name, value in (("low_freq_factor", low), ("high_freq_factor", high)):
         if value == 0:
             raise ValueError(
-                f"{name} must not be 0 (the rule divides the original "
-                "context by it)"
+                f"{name} must not be 0 (the rule divides the original context by it)"
             )
     if high <= low:
         raise ValueError(
@@ -501,9 +491,7 @@ def compute_dynamic(rope: RopeArguments) -> tuple[np.ndarray, float]:
     NTK-aware scaling with s_dyn = factor * l / L - (factor - 1),
     l = max(seq_len, L) (:func:`dynamic_scale`), instead of s.
     """
-    scale = dynamic_scale(
-        rope.factor, rope.original_max_position, rope.seq_len
-    )
+    scale = dynamic_scale(rope.factor, rope.original_max_position, rope.seq_len)
     new_base = ntk_aware_base(rope.base, rope.dim, scale)
     return frequencies(rope.dim, new_base), 1.0
 
@@ -612,8 +600,7 @@ SCALING_METHODS: dict[str, ScalingMethod] = {
     "ntk_by_parts": ScalingMethod(compute_ntk_by_parts, _RAMP),
     "yarn": ScalingMethod(
         compute_yarn,
-        {**_RAMP, "mscale": None, "mscale_all_dim": None,
-         "attention_factor": None},
+        {**_RAMP, "mscale": None, "mscale_all_dim": None, "attention_factor": None},
     ),
     "llama3": ScalingMethod(
         compute_llama3, {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
@@ -665,16 +652,16 @@ def _check_arguments(
             )
         seq_len = check_positive_int(seq_len, "seq_len")
     elif seq_len is not None:
-        users = [repr(name) for name, entry in SCALING_METHODS.items()
-                 if entry.needs_seq_len]
+        users = [
+            repr(name) for name, entry in SCALING_METHODS.items() if entry.needs_seq_len
+        ]
         raise ValueError(
             f"seq_len is only used by method {', '.join(users)}, "
             f"got seq_len={seq_len!r} for {method!r}"
         )
     if not entry.takes_factor and factor != 1.0:
         raise ValueError(
-            f"method {method!r} takes no factor (it must be 1), "
-            f"got factor={factor}"
+            f"method {method!r} takes no factor (it must be 1), got factor={factor}"
         )
     rope = RopeArguments(dim, base, factor, original_max_position, seq_len)
     return rope, {**entry.options, **options}

@@ -57,17 +57,23 @@ def _encode(positions: np.ndarray, omega: np.ndarray) -> np.ndarray:
     return encoding
 
 
-def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+def sinusoidal_encoding(
+    num_positions: int, d_model: int, base: float = 10000.0
+) -> np.ndarray:
     """Encoding of positions 0 .. num_positions-1, float64.
 
     Shape (num_positions, d_model). Columns interleave
     [sin(p omega_0), cos(p omega_0), sin(p omega_1), cos(p omega_1), ...].
     """
     num_positions = check_positive_int(num_positions, "num_positions")
-    return _encode(np.arange(num_positions, dtype=np.float64), frequencies(d_model, base))
+    return _encode(
+        np.arange(num_positions, dtype=np.float64), frequencies(d_model, base)
+    )
 
 
-def sinusoidal_encoding_at(positions: object, d_model: int, base: float = 10000.0) -> np.ndarray:
+def sinusoidal_encoding_at(
+    positions: object, d_model: int, base: float = 10000.0
+) -> np.ndarray:
     """Encoding of arbitrary integer positions, float64.
 
     Shape (len(positions), d_model). Row k is PE(positions[k]), the same
@@ -80,7 +86,9 @@ def sinusoidal_encoding_at(positions: object, d_model: int, base: float = 10000.
     return _encode(positions.astype(np.float64), frequencies(d_model, base))
 
 
-def dot_product_by_offset(offsets: object, d_model: int, base: float = 10000.0) -> np.ndarray:
+def dot_product_by_offset(
+    offsets: object, d_model: int, base: float = 10000.0
+) -> np.ndarray:
     """PE(p) . PE(p + offset) = sum_i cos(offset * omega_i), for every p.
 
     The same for every position p. ``offsets``: 1-D integers, shape (k,);
@@ -92,7 +100,9 @@ def dot_product_by_offset(offsets: object, d_model: int, base: float = 10000.0) 
     return np.cos(offsets.astype(np.float64)[:, None] * omega[None, :]).sum(axis=1)
 
 
-def add_sinusoidal_encoding(embeddings: np.ndarray, base: float = 10000.0) -> np.ndarray:
+def add_sinusoidal_encoding(
+    embeddings: np.ndarray, base: float = 10000.0
+) -> np.ndarray:
     """Input of the first layer, embedding + PE (Vaswani et al. 2017, 3.5).
 
     ``embeddings``: token vectors of one sequence, one per row, shape
@@ -101,7 +111,9 @@ def add_sinusoidal_encoding(embeddings: np.ndarray, base: float = 10000.0) -> np
     """
     embeddings = as_float_array(embeddings, "embeddings")
     if embeddings.ndim != 2:
-        raise ValueError(f"embeddings must have shape (num_positions, d_model), got shape {embeddings.shape}")
+        raise ValueError(
+            f"embeddings must have shape (num_positions, d_model), got shape {embeddings.shape}"
+        )
     num_positions, d_model = embeddings.shape
     if num_positions == 0:
         raise ValueError("embeddings must hold at least one token (got 0 rows)")
@@ -125,7 +137,9 @@ def shift_matrix(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray
     """
     offset = check_int(offset, "offset")
     if abs(offset) > 2**53:
-        raise ValueError(f"offset must be at most 2**53 in magnitude (float64 integers are exact up to there), got {offset}")
+        raise ValueError(
+            f"offset must be at most 2**53 in magnitude (float64 integers are exact up to there), got {offset}"
+        )
     cos_beta, sin_beta = cos_sin(float(offset) * frequencies(d_model, base))
     # the block-diagonal rotation by -beta_i: [[cos, -(-sin)], [-sin, cos]]
     return block_diagonal_rotation(cos_beta, -sin_beta)

@@ -11,8 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from posenc._validation import check_even_positive_int, check_positive_float, check_positive_int
-from posenc._validation import as_int_array, is_torch_tensor
+from posenc._validation import (
+    as_int_array,
+    check_even_positive_int,
+    check_positive_float,
+    check_positive_int,
+    is_torch_tensor,
+)
 from posenc.rope import _resolve_inv_freq, rope_angles, rotate_pairs
 from posenc.rotation import check_layout, cos_sin
 
@@ -43,10 +48,22 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         self.dim = check_even_positive_int(dim, "dim")
         self.layout = check_layout(layout)
-        self.attention_factor = check_positive_float(attention_factor, "attention_factor")
-        self.inv_freq = _resolve_inv_freq(self.dim, inv_freq, check_positive_float(base, "base"))  # numpy float64
-        self.register_buffer("cos_cached", torch.empty(0, self.dim // 2, dtype=torch.float64), persistent=False)
-        self.register_buffer("sin_cached", torch.empty(0, self.dim // 2, dtype=torch.float64), persistent=False)
+        self.attention_factor = check_positive_float(
+            attention_factor, "attention_factor"
+        )
+        self.inv_freq = _resolve_inv_freq(
+            self.dim, inv_freq, check_positive_float(base, "base")
+        )  # numpy float64
+        self.register_buffer(
+            "cos_cached",
+            torch.empty(0, self.dim // 2, dtype=torch.float64),
+            persistent=False,
+        )
+        self.register_buffer(
+            "sin_cached",
+            torch.empty(0, self.dim // 2, dtype=torch.float64),
+            persistent=False,
+        )
         self._grow(check_positive_int(max_positions, "max_positions"))
 
     @property
@@ -55,7 +72,9 @@ class RotaryEmbedding(nn.Module):
         return int(self.cos_cached.shape[0])
 
     def _grow(self, num_positions: int) -> None:
-        angles = rope_angles(np.arange(num_positions), self.inv_freq)  # float64, formed before any cast
+        angles = rope_angles(
+            np.arange(num_positions), self.inv_freq
+        )  # float64, formed before any cast
         device = self.cos_cached.device
         cos, sin = cos_sin(angles, self.attention_factor)
         self.cos_cached = torch.from_numpy(cos).to(device)
@@ -67,17 +86,29 @@ class RotaryEmbedding(nn.Module):
         Tensor subclasses are rotated as :func:`posenc.apply_rope` rotates them.
         """
         if not is_torch_tensor(x) or not x.dtype.is_floating_point:
-            raise TypeError(f"x must be a floating-point torch tensor, got {type(x).__name__}")
+            raise TypeError(
+                f"x must be a floating-point torch tensor, got {type(x).__name__}"
+            )
         if x.ndim < 2 or x.shape[-1] != self.dim:
-            raise ValueError(f"x must have shape (..., seq, {self.dim}), got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have shape (..., seq, {self.dim}), got {tuple(x.shape)}"
+            )
         seq = x.shape[-2]
-        positions = np.arange(seq) if positions is None else as_int_array(positions, "positions")
+        positions = (
+            np.arange(seq)
+            if positions is None
+            else as_int_array(positions, "positions")
+        )
         if positions.shape[0] != seq:
-            raise ValueError(f"positions must have length seq = {seq}, got {positions.shape[0]}")
+            raise ValueError(
+                f"positions must have length seq = {seq}, got {positions.shape[0]}"
+            )
         if positions.size and positions.min() < 0:
             raise ValueError("positions must be >= 0 for the cache")
         if positions.size and positions.max() >= self.cached_positions:
-            self._grow(1 << int(positions.max()).bit_length())  # next power of two above the largest position
+            self._grow(
+                1 << int(positions.max()).bit_length()
+            )  # next power of two above the largest position
         index = torch.from_numpy(positions).to(self.cos_cached.device)
         cos = self.cos_cached[index].to(dtype=x.dtype, device=x.device)
         sin = self.sin_cached[index].to(dtype=x.dtype, device=x.device)

@@ -14,11 +14,10 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urldefrag, urljoin, urlparse
+from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
@@ -27,15 +26,22 @@ HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
 def pages() -> list[str]:
     if not HTML.is_dir():
         return []
-    found = [p for p in HTML.glob("*.html")] + [p for p in (HTML / "book").glob("*.html")]
+    found = [p for p in HTML.glob("*.html")] + [
+        p for p in (HTML / "book").glob("*.html")
+    ]
     return sorted(str(p.relative_to(HTML)) for p in found)
 
 
@@ -60,7 +66,9 @@ def anchors(path: Path) -> frozenset[str]:
 @pytest.fixture(scope="module")
 def server():
     if not (HTML / "index.html").is_file():
-        pytest.fail("_build/html/index.html is missing: build the book first (make strict-build or make book)")
+        pytest.fail(
+            "_build/html/index.html is missing: build the book first (make strict-build or make book)"
+        )
     handler = functools.partial(_QuietHandler, directory=str(HTML))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -77,11 +85,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def browser():
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"Chromium not found at {CHROMIUM}: install the Debian packages chromium and chromium-driver "
-                    "(.ci/run does) or set CHROMIUM=/path/to/chromium")
+        pytest.skip(
+            f"Chromium not found at {CHROMIUM}: install the Debian packages chromium and chromium-driver "
+            "(.ci/run does) or set CHROMIUM=/path/to/chromium"
+        )
     playwright_api = pytest.importorskip("playwright.sync_api")
     with playwright_api.sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        instance = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_FLAGS
+        )
         yield instance
         instance.close()
 
@@ -98,18 +110,38 @@ def test_index_redirects_to_the_preface():
 
 @pytest.mark.parametrize("page_path", [p for p in pages() if p != "index.html"])
 def test_page_renders_cleanly(page_path, server, browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, service_workers="block"
+    )
     page = context.new_page()
     problems: list[str] = []
-    page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
+    page.on(
+        "console",
+        lambda message: (
+            message.type == "error" and problems.append(f"console: {message.text}")
+        ),
+    )
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("requestfailed", lambda request: request.url.startswith(server)
-            and problems.append(f"request failed: {request.url}"))
-    page.on("response", lambda response: response.url.startswith(server) and response.status >= 400
-            and problems.append(f"HTTP {response.status}: {response.url}"))
+    page.on(
+        "requestfailed",
+        lambda request: (
+            request.url.startswith(server)
+            and problems.append(f"request failed: {request.url}")
+        ),
+    )
+    page.on(
+        "response",
+        lambda response: (
+            response.url.startswith(server)
+            and response.status >= 400
+            and problems.append(f"HTTP {response.status}: {response.url}")
+        ),
+    )
     page.goto(server + page_path, wait_until="load")
 
-    has_mathjax = page.evaluate("() => Boolean(window.MathJax && window.MathJax.startup)")
+    has_mathjax = page.evaluate(
+        "() => Boolean(window.MathJax && window.MathJax.startup)"
+    )
     if has_mathjax:
         page.evaluate("() => window.MathJax.startup.promise")
         errors = page.evaluate("() => document.querySelectorAll('mjx-merror').length")
@@ -141,7 +173,9 @@ def test_page_renders_cleanly(page_path, server, browser):
     )
     assert not broken_images, f"{page_path}: images that did not load: {broken_images}"
 
-    links = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
+    links = page.evaluate(
+        "() => [...document.querySelectorAll('a[href]')].map(a => a.href)"
+    )
     unresolved = []
     for link in links:
         if not link.startswith(server):
@@ -153,9 +187,15 @@ def test_page_renders_cleanly(page_path, server, browser):
             file = file / "index.html"
         if not file.is_file():
             unresolved.append(link)
-        elif fragment and file.suffix == ".html" and unquote(fragment) not in anchors(file):
+        elif (
+            fragment
+            and file.suffix == ".html"
+            and unquote(fragment) not in anchors(file)
+        ):
             unresolved.append(link)
-    assert not unresolved, f"{page_path}: internal links that do not resolve: {sorted(set(unresolved))[:5]}"
+    assert not unresolved, (
+        f"{page_path}: internal links that do not resolve: {sorted(set(unresolved))[:5]}"
+    )
 
     # Code is formatted to 88 columns (pyproject.toml) and the code box sized for it (book.css):
     # no visible line of code may wrap. Collapsed cells (not displayed) are skipped.
@@ -174,6 +214,8 @@ def test_page_renders_cleanly(page_path, server, browser):
     assert not wrapped, f"{page_path}: code lines wrap in the code box: {wrapped[:3]}"
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / (Path(page_path).stem + ".png")), full_page=True)
+    page.screenshot(
+        path=str(SCREENSHOTS / (Path(page_path).stem + ".png")), full_page=True
+    )
     context.close()
     assert not problems, f"{page_path}: " + "; ".join(problems[:5])

@@ -19,7 +19,9 @@ Encoder = Callable[[int], np.ndarray]
 def _encode(encode: Encoder, num_positions: int) -> np.ndarray:
     codes = np.asarray(encode(num_positions), dtype=np.float64)
     if codes.ndim != 2 or codes.shape[0] != num_positions:
-        raise ValueError(f"encode({num_positions}) must return shape ({num_positions}, width), got {codes.shape}")
+        raise ValueError(
+            f"encode({num_positions}) must return shape ({num_positions}, width), got {codes.shape}"
+        )
     return codes
 
 
@@ -34,21 +36,31 @@ def min_pairwise_distance(encode: Encoder, num_positions: int) -> float:
     if num_positions < 2:
         raise ValueError("num_positions must be at least 2 to compare two positions")
     codes = _encode(encode, num_positions)
-    return float(min(np.min(np.linalg.norm(codes[row + 1:] - codes[row], axis=1))
-                     for row in range(num_positions - 1)))
+    return float(
+        min(
+            np.min(np.linalg.norm(codes[row + 1 :] - codes[row], axis=1))
+            for row in range(num_positions - 1)
+        )
+    )
 
 
-def offset_distances(encode: Encoder, num_positions: int, offset: int = 1) -> np.ndarray:
+def offset_distances(
+    encode: Encoder, num_positions: int, offset: int = 1
+) -> np.ndarray:
     """||e(p + offset) - e(p)|| for p = 0 .. num_positions - 1 - offset, shape (num_positions - offset,)."""
     num_positions = check_positive_int(num_positions, "num_positions")
     offset = check_positive_int(offset, "offset")
     if offset >= num_positions:
-        raise ValueError(f"offset must be smaller than num_positions={num_positions}, got {offset}")
+        raise ValueError(
+            f"offset must be smaller than num_positions={num_positions}, got {offset}"
+        )
     codes = _encode(encode, num_positions)
     return np.linalg.norm(codes[offset:] - codes[:-offset], axis=1)
 
 
-def offset_distance_spread(encode: Encoder, lengths: Sequence[int], offset: int = 1) -> float:
+def offset_distance_spread(
+    encode: Encoder, lengths: Sequence[int], offset: int = 1
+) -> float:
     """max - min of ||e(p + offset) - e(p)|| over every p and every sequence length in ``lengths``.
 
     Zero means a step of ``offset`` tokens looks the same everywhere, in every sequence.
@@ -62,16 +74,31 @@ def prefix_mismatch(encode: Encoder, short_length: int, long_length: int) -> flo
     short_length = check_positive_int(short_length, "short_length")
     long_length = check_positive_int(long_length, "long_length")
     if long_length <= short_length:
-        raise ValueError(f"long_length must exceed short_length={short_length}, got {long_length}")
-    return float(np.max(np.abs(_encode(encode, long_length)[:short_length] - _encode(encode, short_length))))
+        raise ValueError(
+            f"long_length must exceed short_length={short_length}, got {long_length}"
+        )
+    return float(
+        np.max(
+            np.abs(
+                _encode(encode, long_length)[:short_length]
+                - _encode(encode, short_length)
+            )
+        )
+    )
 
 
 def max_abs_value(encode: Encoder, num_positions: int) -> float:
     """Largest |entry| of the codes of positions 0 .. num_positions - 1."""
-    return float(np.max(np.abs(_encode(encode, check_positive_int(num_positions, "num_positions")))))
+    return float(
+        np.max(
+            np.abs(_encode(encode, check_positive_int(num_positions, "num_positions")))
+        )
+    )
 
 
-def fraction_outside_training_range(encode: Encoder, train_length: int, test_length: int) -> float:
+def fraction_outside_training_range(
+    encode: Encoder, train_length: int, test_length: int
+) -> float:
     """Share of entries at unseen positions that fall outside the range seen in training.
 
     Training sees sequences of ``train_length`` tokens, so the range of dimension j is
@@ -81,14 +108,20 @@ def fraction_outside_training_range(encode: Encoder, train_length: int, test_len
     train_length = check_positive_int(train_length, "train_length")
     test_length = check_positive_int(test_length, "test_length")
     if test_length <= train_length:
-        raise ValueError(f"test_length must exceed train_length={train_length}, got {test_length}")
+        raise ValueError(
+            f"test_length must exceed train_length={train_length}, got {test_length}"
+        )
     seen = _encode(encode, train_length)
     unseen = _encode(encode, test_length)[train_length:]
     tolerance = 1e-12
-    outside = (unseen < seen.min(axis=0) - tolerance) | (unseen > seen.max(axis=0) + tolerance)
+    outside = (unseen < seen.min(axis=0) - tolerance) | (
+        unseen > seen.max(axis=0) + tolerance
+    )
     return float(np.mean(outside))
 
 
 def is_deterministic(encode: Encoder, num_positions: int) -> bool:
     """True when two calls give bit-identical codes."""
-    return bool(np.array_equal(_encode(encode, num_positions), _encode(encode, num_positions)))
+    return bool(
+        np.array_equal(_encode(encode, num_positions), _encode(encode, num_positions))
+    )

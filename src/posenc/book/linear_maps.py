@@ -22,7 +22,6 @@ from posenc._validation import (
     check_index_list,
     check_positive_int,
 )
-from posenc.rope import rotation_matrix  # the one rotation formula; re-exported for the primer
 
 VectorMap = Callable[[np.ndarray], np.ndarray]
 SHEAR_AXES = ("x", "y")
@@ -37,7 +36,11 @@ def shear_matrix(amount: float, axis: str = "x") -> np.ndarray:
     """Shear of the plane: axis "x" gives [[1, k], [0, 1]] (e_2 -> (k, 1)), "y" gives [[1, 0], [k, 1]]."""
     k = as_float_scalar(amount, "amount")
     axis = check_choice(axis, "axis", SHEAR_AXES)
-    return np.array([[1.0, k], [0.0, 1.0]]) if axis == "x" else np.array([[1.0, 0.0], [k, 1.0]])
+    return (
+        np.array([[1.0, k], [0.0, 1.0]])
+        if axis == "x"
+        else np.array([[1.0, 0.0], [k, 1.0]])
+    )
 
 
 def lift_matrix(dim_in: int, dim_out: int) -> np.ndarray:
@@ -45,7 +48,9 @@ def lift_matrix(dim_in: int, dim_out: int) -> np.ndarray:
     dim_in = check_positive_int(dim_in, "dim_in")
     dim_out = check_positive_int(dim_out, "dim_out")
     if dim_out < dim_in:
-        raise ValueError(f"dim_out must be at least dim_in={dim_in} to lift, got {dim_out}")
+        raise ValueError(
+            f"dim_out must be at least dim_in={dim_in} to lift, got {dim_out}"
+        )
     return np.eye(dim_out, dim_in)
 
 
@@ -93,7 +98,9 @@ def matrix_of(f: VectorMap, dim_in: int) -> np.ndarray:
     dim_in = check_positive_int(dim_in, "dim_in")
     columns = [np.asarray(f(e), dtype=np.float64) for e in np.eye(dim_in)]
     if any(column.ndim != 1 or column.shape != columns[0].shape for column in columns):
-        raise ValueError("f must map a vector of shape (dim_in,) to a 1-D vector of one fixed size")
+        raise ValueError(
+            "f must map a vector of shape (dim_in,) to a 1-D vector of one fixed size"
+        )
     return np.stack(columns, axis=1)
 
 
@@ -101,8 +108,12 @@ def additivity_gap(f: VectorMap, x: np.ndarray, y: np.ndarray) -> float:
     """max |f(x + y) - f(x) - f(y)|: 0 for a linear map."""
     x, y = as_float_array(x, "x"), as_float_array(y, "y")
     if x.shape != y.shape:
-        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
-    return float(np.max(np.abs(np.asarray(f(x + y)) - np.asarray(f(x)) - np.asarray(f(y)))))
+        raise ValueError(
+            f"x and y must have the same shape, got {x.shape} and {y.shape}"
+        )
+    return float(
+        np.max(np.abs(np.asarray(f(x + y)) - np.asarray(f(x)) - np.asarray(f(y))))
+    )
 
 
 def homogeneity_gap(f: VectorMap, x: np.ndarray, scalar: float) -> float:
@@ -136,10 +147,14 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
     """a . b / (|a| |b|), in [-1, 1]: 1 for the same direction. Zero vectors are a ValueError."""
     a, b = as_float_array(a, "a"), as_float_array(b, "b")
     if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(f"a and b must be 1-D vectors of the same length, got shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"a and b must be 1-D vectors of the same length, got shapes {a.shape} and {b.shape}"
+        )
     norms = float(np.linalg.norm(a) * np.linalg.norm(b))
     if norms == 0.0:
-        raise ValueError("a and b must be non-zero vectors (a cosine needs a direction)")
+        raise ValueError(
+            "a and b must be non-zero vectors (a cosine needs a direction)"
+        )
     return float(a @ b) / norms
 
 
@@ -162,9 +177,7 @@ def basis_geometry(matrix: np.ndarray) -> BasisGeometry:
     """
     matrix = as_float_array(matrix, "matrix")
     if matrix.shape != (2, 2):
-        raise ValueError(
-            f"matrix must have shape (2, 2), got shape {matrix.shape}"
-        )
+        raise ValueError(f"matrix must have shape (2, 2), got shape {matrix.shape}")
     first, second = matrix[:, 0], matrix[:, 1]
     if not (np.any(first) and np.any(second)):
         raise ValueError(
@@ -182,7 +195,10 @@ def basis_geometry(matrix: np.ndarray) -> BasisGeometry:
 
 
 def nearest_by_cosine(
-    query: np.ndarray, vocabulary: Mapping[str, np.ndarray], *, exclude: Iterable[str] = ()
+    query: np.ndarray,
+    vocabulary: Mapping[str, np.ndarray],
+    *,
+    exclude: Iterable[str] = (),
 ) -> list[tuple[str, float]]:
     """Every word of ``vocabulary`` except ``exclude``, ranked by cosine similarity to ``query``, best first.
 
@@ -191,8 +207,14 @@ def nearest_by_cosine(
     excluded = set(exclude)
     unknown = excluded - set(vocabulary)
     if unknown:
-        raise ValueError(f"exclude names words not in the vocabulary: {sorted(unknown)}")
-    scores = [(word, cosine_similarity(query, vector)) for word, vector in vocabulary.items() if word not in excluded]
+        raise ValueError(
+            f"exclude names words not in the vocabulary: {sorted(unknown)}"
+        )
+    scores = [
+        (word, cosine_similarity(query, vector))
+        for word, vector in vocabulary.items()
+        if word not in excluded
+    ]
     if not scores:
         raise ValueError("vocabulary must keep at least one word after exclude")
     return sorted(scores, key=lambda pair: -pair[1])

@@ -32,7 +32,9 @@ def torch_threads_from_environment() -> int:
     return int(first)
 
 
-def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int | None = None) -> np.random.Generator:
+def setup_notebook(
+    seed: int = 0, *, use_torch: bool = False, torch_threads: int | None = None
+) -> np.random.Generator:
     """Seed numpy (and Python's ``random``), fix print options and the shared figure style.
 
     With ``use_torch`` it also seeds torch and fixes its thread count (``torch_threads``, by
@@ -40,7 +42,9 @@ def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int
     that train get the same numbers on every run of this machine. Returns a seeded
     ``np.random.Generator`` for the chapter to draw from.
     """
-    from posenc.book import plotting  # imported here: `import posenc` must not import matplotlib
+    from posenc.book import (
+        plotting,  # imported here: `import posenc` must not import matplotlib
+    )
 
     seed = check_non_negative_int(seed, "seed")
     if torch_threads is not None:
@@ -53,5 +57,7 @@ def setup_notebook(seed: int = 0, *, use_torch: bool = False, torch_threads: int
         import torch
 
         torch.manual_seed(seed)
-        torch.set_num_threads(torch_threads_from_environment() if torch_threads is None else torch_threads)
+        torch.set_num_threads(
+            torch_threads_from_environment() if torch_threads is None else torch_threads
+        )
     return np.random.default_rng(seed)

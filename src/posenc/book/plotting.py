@@ -57,9 +57,18 @@ def heatmap(
         raise ValueError(f"matrix must be 2-D, got shape {matrix.shape}")
     if symmetric:
         limit = float(np.max(np.abs(matrix))) or 1.0
-        image = ax.imshow(matrix, aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+        image = ax.imshow(
+            matrix,
+            aspect="auto",
+            cmap="RdBu_r",
+            vmin=-limit,
+            vmax=limit,
+            interpolation="nearest",
+        )
     else:
-        image = ax.imshow(matrix, aspect="auto", cmap="viridis", interpolation="nearest")
+        image = ax.imshow(
+            matrix, aspect="auto", cmap="viridis", interpolation="nearest"
+        )
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -89,21 +98,52 @@ def draw_plane_map(
         raise ValueError(f"matrix must have shape (2, 2), got {matrix.shape}")
     t = np.linspace(-grid_lines, grid_lines, 50)
     for k in range(-grid_lines, grid_lines + 1):
-        for line in (np.stack([t, np.full_like(t, k)]), np.stack([np.full_like(t, k), t])):
+        for line in (
+            np.stack([t, np.full_like(t, k)]),
+            np.stack([np.full_like(t, k), t]),
+        ):
             image = matrix @ line
             ax.plot(image[0], image[1], color="0.75", lw=0.6, zorder=1)
     square = np.array([[0, 1, 1, 0, 0], [0, 0, 1, 1, 0]], dtype=np.float64)
     ax.plot(square[0], square[1], "k--", lw=0.8, zorder=2)
     moved = matrix @ square
-    ax.fill(moved[0], moved[1], color="tab:orange", alpha=0.35, zorder=2, label="image of the unit square")
-    for column, color, name, nudge in ((0, "tab:red", "e₁", (0.08, -0.3)), (1, "tab:blue", "e₂", (-0.3, 0.15))):
+    ax.fill(
+        moved[0],
+        moved[1],
+        color="tab:orange",
+        alpha=0.35,
+        zorder=2,
+        label="image of the unit square",
+    )
+    for column, color, name, nudge in (
+        (0, "tab:red", "e₁", (0.08, -0.3)),
+        (1, "tab:blue", "e₂", (-0.3, 0.15)),
+    ):
         basis = np.eye(2)[:, column]
-        ax.annotate("", xy=basis, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, alpha=0.35, ls="--"))
+        ax.annotate(
+            "",
+            xy=basis,
+            xytext=(0, 0),
+            arrowprops=dict(arrowstyle="->", color=color, alpha=0.35, ls="--"),
+        )
         end = matrix[:, column]
-        ax.annotate("", xy=end, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=color, lw=2), zorder=3)
-        shown = np.round(end, 10) + 0.0  # no rounding noise such as cos(90°) = 6e-17 in the label
-        ax.text(end[0] + nudge[0], end[1] + nudge[1], f"M{name} = ({shown[0]:.2g}, {shown[1]:.2g})",
-                color=color, fontsize=8)
+        ax.annotate(
+            "",
+            xy=end,
+            xytext=(0, 0),
+            arrowprops=dict(arrowstyle="-|>", color=color, lw=2),
+            zorder=3,
+        )
+        shown = (
+            np.round(end, 10) + 0.0
+        )  # no rounding noise such as cos(90°) = 6e-17 in the label
+        ax.text(
+            end[0] + nudge[0],
+            end[1] + nudge[1],
+            f"M{name} = ({shown[0]:.2g}, {shown[1]:.2g})",
+            color=color,
+            fontsize=8,
+        )
     ax.set_xlim(-extent, extent)
     ax.set_ylim(-extent, extent)
     ax.set_aspect("equal")
@@ -130,10 +170,14 @@ def animation_html(animation: mpl.animation.Animation, name: str):
     from IPython.display import HTML
 
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ValueError(f"name must be a non-empty identifier (letters, digits, _), got {name!r}")
+        raise ValueError(
+            f"name must be a non-empty identifier (letters, digits, _), got {name!r}"
+        )
     html = animation.to_jshtml()
     ids = set(re.findall(r"_anim_img([0-9a-f]{32})", html))
     if len(ids) != 1:
-        raise RuntimeError(f"expected one animation id in matplotlib's HTML, found {len(ids)}")
+        raise RuntimeError(
+            f"expected one animation id in matplotlib's HTML, found {len(ids)}"
+        )
     html = re.sub(r"<link[^>]*font-awesome[^>]*>\s*", "", html)
     return HTML(html.replace(ids.pop(), name))

@@ -17,7 +17,12 @@ import mpmath
 import numpy as np
 import torch
 
-from posenc._validation import as_float_array, as_float_vector, as_int_array, check_choice
+from posenc._validation import (
+    as_float_array,
+    as_float_vector,
+    as_int_array,
+    check_choice,
+)
 from posenc.rope import rotate_pairs
 from posenc.rotation import cos_sin
 
@@ -71,9 +76,7 @@ def angles_in(
     return (m[:, None] * theta[None, :]).double().numpy()
 
 
-def exact_cos_sin(
-    positions: object, inv_freq: object
-) -> tuple[np.ndarray, np.ndarray]:
+def exact_cos_sin(positions: object, inv_freq: object) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of m * theta_i in 30-digit arithmetic, each (seq, dim/2).
 
     mpmath, rounded to float64 at the end. ``inv_freq`` is taken as exact
@@ -105,9 +108,7 @@ def cos_sin_in(
     Returned as float64, each (seq, dim/2). An infinite angle (float16
     beyond 65,504) gives NaN, as it does in a model.
     """
-    angles = angles_in(
-        positions, inv_freq, dtype, position_dtype=position_dtype
-    )
+    angles = angles_in(positions, inv_freq, dtype, position_dtype=position_dtype)
     cos, sin = cos_sin(torch.from_numpy(angles).to(DTYPES[dtype]))  # evaluated in dtype
     return cos.double().numpy(), sin.double().numpy()
 
@@ -124,9 +125,7 @@ def cos_error(
     At most 2 (two cosines differ by at most 2); NaN where the dtype
     overflows.
     """
-    low, _ = cos_sin_in(
-        positions, inv_freq, dtype, position_dtype=position_dtype
-    )
+    low, _ = cos_sin_in(positions, inv_freq, dtype, position_dtype=position_dtype)
     exact, _ = exact_cos_sin(positions, inv_freq)
     return np.max(np.abs(low - exact), axis=1)
 
@@ -155,9 +154,7 @@ def rotation_error(
     inv_freq = _inv_freq(inv_freq)
     expected = (positions.size, 2 * inv_freq.size)
     if x.shape != expected:
-        raise ValueError(
-            f"x must have shape (seq, dim) = {expected}, got {x.shape}"
-        )
+        raise ValueError(f"x must have shape (seq, dim) = {expected}, got {x.shape}")
     values = _dtype(value_dtype, "value_dtype")
     cos, sin = cos_sin_in(
         positions, inv_freq, angle_dtype, position_dtype=position_dtype

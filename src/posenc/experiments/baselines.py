@@ -37,11 +37,17 @@ def _expected_hits(candidates: np.ndarray, target: int, most_frequent: bool) -> 
     return float(counts[target]) / float(candidates.size)
 
 
-def _per_answer(batch: PasskeyBatch, candidates: Callable[[np.ndarray], np.ndarray], most_frequent: bool) -> np.ndarray:
+def _per_answer(
+    batch: PasskeyBatch,
+    candidates: Callable[[np.ndarray], np.ndarray],
+    most_frequent: bool,
+) -> np.ndarray:
     scores = np.empty(batch.targets.shape)
     for row, tokens in enumerate(batch.tokens):
         for k, position in enumerate(batch.answer_positions):
-            scores[row, k] = _expected_hits(candidates(tokens[:position]), int(batch.targets[row, k]), most_frequent)
+            scores[row, k] = _expected_hits(
+                candidates(tokens[:position]), int(batch.targets[row, k]), most_frequent
+            )
     return scores
 
 
@@ -58,7 +64,9 @@ def most_frequent_token(batch: PasskeyBatch, task: PasskeyTask) -> np.ndarray:
 
 def most_frequent_value(batch: PasskeyBatch, task: PasskeyTask) -> np.ndarray:
     """(B, K) expected accuracy of guessing the most frequent value token seen so far."""
-    return _per_answer(batch, lambda seen: seen[task.is_value(seen)], most_frequent=True)
+    return _per_answer(
+        batch, lambda seen: seen[task.is_value(seen)], most_frequent=True
+    )
 
 
 def marker_follower(batch: PasskeyBatch, task: PasskeyTask) -> np.ndarray:

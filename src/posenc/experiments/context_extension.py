@@ -59,7 +59,9 @@ MULTIPLES = (1, 2, 4, 8)
 #: The seeds the book's runs use (``train`` and ``evaluate`` default to them).
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 #: The book's data, found from this file (src/posenc/experiments/ -> the repository root).
-DEFAULT_DIR = Path(__file__).resolve().parents[3] / "book" / "data" / "context_extension"
+DEFAULT_DIR = (
+    Path(__file__).resolve().parents[3] / "book" / "data" / "context_extension"
+)
 #: Measured on this project's 2-core machine; shown by ``--help``.
 TRAIN_TIME_NOTE = "33 min measured for the five default seeds on a shared 2-core machine, 4.7 min for seed 0 alone on a quiet one"
 EVAL_TIME_NOTE = "9 min measured for five seeds, 1 thread"
@@ -94,7 +96,9 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.model.vocab_size != self.task.vocab_size:
-            raise ValueError(f"model.vocab_size ({self.model.vocab_size}) must equal task.vocab_size ({self.task.vocab_size})")
+            raise ValueError(
+                f"model.vocab_size ({self.model.vocab_size}) must equal task.vocab_size ({self.task.vocab_size})"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -133,16 +137,27 @@ def rope_spec(method: str, factor: float, train_length: int) -> RopeSpec:
     too and :func:`answer_logits` hands each answer its own l'.
     """
     fixed = method in ("none", "dynamic")
-    return RopeSpec(method=method, factor=1.0 if fixed else float(factor), original_max_position=train_length)
+    return RopeSpec(
+        method=method,
+        factor=1.0 if fixed else float(factor),
+        original_max_position=train_length,
+    )
 
 
-def eval_batch(task: PasskeyTask, eval_config: EvalConfig, length: int, chunk: int) -> PasskeyBatch:
+def eval_batch(
+    task: PasskeyTask, eval_config: EvalConfig, length: int, chunk: int
+) -> PasskeyBatch:
     """Chunk ``chunk`` of the evaluation sequences of ``length`` tokens (same for every method)."""
     rng = np.random.default_rng([eval_config.eval_seed, length, chunk])
     return task.sample(rng, eval_config.chunk_size, length)
 
 
-def answer_logits(model: TinyRopeTransformer, batch: PasskeyBatch, rope: RopeSpec, capture: list | None = None) -> torch.Tensor:
+def answer_logits(
+    model: TinyRopeTransformer,
+    batch: PasskeyBatch,
+    rope: RopeSpec,
+    capture: list | None = None,
+) -> torch.Tensor:
     """Logits (B, K, vocab) at the query markers of ``batch``, where the values must be predicted.
 
     For ``"dynamic"`` each query marker at position r is answered by a pass over the r + 1
@@ -153,14 +168,26 @@ def answer_logits(model: TinyRopeTransformer, batch: PasskeyBatch, rope: RopeSpe
     if rope.method != "dynamic":
         return model(tokens, rope, rows=batch.answer_positions, capture=capture)
     if capture is not None:
-        raise ValueError("capture is not supported for rope.method 'dynamic' (one pass per answer)")
-    return torch.cat([model(tokens[:, : row + 1], rope, rows=[row]) for row in batch.answer_positions.tolist()], dim=1)
+        raise ValueError(
+            "capture is not supported for rope.method 'dynamic' (one pass per answer)"
+        )
+    return torch.cat(
+        [
+            model(tokens[:, : row + 1], rope, rows=[row])
+            for row in batch.answer_positions.tolist()
+        ],
+        dim=1,
+    )
 
 
-def answer_loss(logits: torch.Tensor, batch: PasskeyBatch, reduction: str = "mean") -> torch.Tensor:
+def answer_loss(
+    logits: torch.Tensor, batch: PasskeyBatch, reduction: str = "mean"
+) -> torch.Tensor:
     """Cross-entropy (nats) of the expected values under ``logits`` (B, K, vocab)."""
     targets = torch.from_numpy(batch.targets)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction)
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction
+    )
 
 
 def answer_entropy(capture: list, batch: PasskeyBatch) -> np.ndarray:
@@ -176,7 +203,9 @@ def answer_entropy(capture: list, batch: PasskeyBatch) -> np.ndarray:
     entropies = []
     for q, k in capture:
         q = q.double().numpy()
-        if q.shape[-2] != len(rows):  # a layer that computed every row: keep the answer rows
+        if q.shape[-2] != len(
+            rows
+        ):  # a layer that computed every row: keep the answer rows
             q = q[..., rows, :]
         k = k.double().numpy()
         scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
@@ -193,12 +222,24 @@ def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
-def _accuracy_and_loss(model: TinyRopeTransformer, batch: PasskeyBatch, rope: RopeSpec, chunk: int = 64) -> tuple[float, float]:
+def _accuracy_and_loss(
+    model: TinyRopeTransformer, batch: PasskeyBatch, rope: RopeSpec, chunk: int = 64
+) -> tuple[float, float]:
     correct, loss_sum, count = 0, 0.0, 0
     with torch.inference_mode():
         for start in range(0, batch.tokens.shape[0], chunk):
-            part = PasskeyBatch(*(array[start : start + chunk] if array.ndim == 2 else array for array in (
-                batch.tokens, batch.answer_positions, batch.targets, batch.needle_positions, batch.distances)))
+            part = PasskeyBatch(
+                *(
+                    array[start : start + chunk] if array.ndim == 2 else array
+                    for array in (
+                        batch.tokens,
+                        batch.answer_positions,
+                        batch.targets,
+                        batch.needle_positions,
+                        batch.distances,
+                    )
+                )
+            )
             logits = answer_logits(model, part, rope)
             correct += int((logits.argmax(-1).numpy() == part.targets).sum())
             loss_sum += float(answer_loss(logits, part, "sum"))
@@ -216,7 +257,9 @@ def parameter_digest(model: torch.nn.Module) -> str:
 
 
 def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=0.0, betas=(0.9, 0.98), weight_decay=config.weight_decay)
+    return torch.optim.AdamW(
+        model.parameters(), lr=0.0, betas=(0.9, 0.98), weight_decay=config.weight_decay
+    )
 
 
 def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dict]:
@@ -231,9 +274,18 @@ def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dic
     model = TinyRopeTransformer(config.model)
     optimizer = _optimizer(model, config)
     rng = np.random.default_rng([config.seed, 1])
-    val = config.task.sample(np.random.default_rng([config.seed, 2]), config.val_sequences, config.train_length)
+    val = config.task.sample(
+        np.random.default_rng([config.seed, 2]),
+        config.val_sequences,
+        config.train_length,
+    )
     rope = RopeSpec(original_max_position=config.train_length)
-    curve, reached, start, cpu_start = [], False, time.perf_counter(), time.process_time()
+    curve, reached, start, cpu_start = (
+        [],
+        False,
+        time.perf_counter(),
+        time.process_time(),
+    )
     step = 0
     for step in range(1, config.max_steps + 1):
         _set_lr(optimizer, config.learning_rate * min(1.0, step / config.warmup_steps))
@@ -245,9 +297,18 @@ def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dic
         optimizer.step()
         if step % config.eval_every == 0:
             accuracy, val_loss = _accuracy_and_loss(model, val, rope)
-            curve.append({"step": step, "train_loss": loss.item(), "val_accuracy": accuracy, "val_loss": val_loss})
-            log(f"step {step:5d}  train loss {loss.item():.4f}  val accuracy {accuracy:.4f}  "
-                f"({time.perf_counter() - start:.0f} s)")
+            curve.append(
+                {
+                    "step": step,
+                    "train_loss": loss.item(),
+                    "val_accuracy": accuracy,
+                    "val_loss": val_loss,
+                }
+            )
+            log(
+                f"step {step:5d}  train loss {loss.item():.4f}  val accuracy {accuracy:.4f}  "
+                f"({time.perf_counter() - start:.0f} s)"
+            )
             if accuracy >= config.target_accuracy:
                 reached = True
                 break
@@ -263,7 +324,9 @@ def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dic
     }
 
 
-def finetune(base: TinyRopeTransformer, method: str, config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dict]:
+def finetune(
+    base: TinyRopeTransformer, method: str, config: TrainConfig, log=print
+) -> tuple[TinyRopeTransformer, dict]:
     """Fine-tune a copy of ``base`` at ``finetune_multiple`` x L with ``method`` (s = that multiple).
 
     Every method gets the same ``finetune_steps``, learning rate schedule and batches
@@ -275,12 +338,18 @@ def finetune(base: TinyRopeTransformer, method: str, config: TrainConfig, log=pr
     model = copy.deepcopy(base)
     optimizer = _optimizer(model, config)
     rng = np.random.default_rng([config.seed, 3])
-    val = config.task.sample(np.random.default_rng([config.seed, 4]), config.finetune_val_sequences, length)
+    val = config.task.sample(
+        np.random.default_rng([config.seed, 4]), config.finetune_val_sequences, length
+    )
     accuracy, val_loss = _accuracy_and_loss(model, val, rope)
     curve = [{"step": 0, "val_accuracy": accuracy, "val_loss": val_loss}]
     start, cpu_start = time.perf_counter(), time.process_time()
     for step in range(1, config.finetune_steps + 1):
-        _set_lr(optimizer, config.finetune_learning_rate * min(1.0, step / config.finetune_warmup_steps))
+        _set_lr(
+            optimizer,
+            config.finetune_learning_rate
+            * min(1.0, step / config.finetune_warmup_steps),
+        )
         batch = config.task.sample(rng, config.finetune_batch_size, length)
         loss = answer_loss(answer_logits(model, batch, rope), batch)
         optimizer.zero_grad(set_to_none=True)
@@ -310,9 +379,18 @@ def checkpoint_path(directory: Path, name: str) -> Path:
     return Path(directory) / f"{name}.pt"
 
 
-def save_checkpoint(model: TinyRopeTransformer, path: Path, extra: dict | None = None) -> None:
+def save_checkpoint(
+    model: TinyRopeTransformer, path: Path, extra: dict | None = None
+) -> None:
     """float32 weights and the model config; a few hundred kB for the default model."""
-    torch.save({"config": model.config.to_dict(), "state_dict": model.state_dict(), "extra": extra or {}}, path)
+    torch.save(
+        {
+            "config": model.config.to_dict(),
+            "state_dict": model.state_dict(),
+            "extra": extra or {},
+        },
+        path,
+    )
 
 
 def load_checkpoint(path: Path) -> TinyRopeTransformer:
@@ -333,7 +411,9 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
     finetunes = {}
     for method in FINETUNE_METHODS:
         model, finetune_log = finetune(base, method, config, log)
-        save_checkpoint(model, checkpoint_path(directory, f"finetune_{method}"), {"method": method})
+        save_checkpoint(
+            model, checkpoint_path(directory, f"finetune_{method}"), {"method": method}
+        )
         finetunes[method] = finetune_log
     log_data = {
         "config": config.to_dict(),
@@ -344,7 +424,9 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
         "total_seconds": time.perf_counter() - started,
         "total_cpu_seconds": time.process_time() - cpu_started,
     }
-    (directory / TRAIN_LOG_FILE).write_text(json.dumps(log_data, indent=1) + "\n", encoding="utf-8")
+    (directory / TRAIN_LOG_FILE).write_text(
+        json.dumps(log_data, indent=1) + "\n", encoding="utf-8"
+    )
     return log_data
 
 
@@ -403,14 +485,30 @@ def evaluation_plan(train_config: TrainConfig, eval_config: EvalConfig) -> list[
     plan = []
     for multiple in eval_config.multiples:
         methods = ("none",) if multiple == 1 else EVALUATED_METHODS
-        plan += [{"model": "base", "method": method, "factor": rope_spec(method, multiple, train_length).factor,
-                  "length": multiple * train_length} for method in methods]
+        plan += [
+            {
+                "model": "base",
+                "method": method,
+                "factor": rope_spec(method, multiple, train_length).factor,
+                "length": multiple * train_length,
+            }
+            for method in methods
+        ]
     tuned = train_config.finetune_multiple
     for multiple in eval_config.multiples:
         for method in FINETUNE_METHODS:
-            factors = sorted({rope_spec(method, s, train_length).factor for s in (tuned, multiple)})
-            plan += [{"model": f"finetune_{method}", "method": method, "factor": factor,
-                      "length": multiple * train_length} for factor in factors]
+            factors = sorted(
+                {rope_spec(method, s, train_length).factor for s in (tuned, multiple)}
+            )
+            plan += [
+                {
+                    "model": f"finetune_{method}",
+                    "method": method,
+                    "factor": factor,
+                    "length": multiple * train_length,
+                }
+                for factor in factors
+            ]
     return plan
 
 
@@ -435,13 +533,28 @@ def evaluate_all(
     start = time.perf_counter()
     for cell in evaluation_plan(train_config, eval_config) if cells is None else cells:
         if cell["model"] not in models:
-            models[cell["model"]] = load_checkpoint(checkpoint_path(directory, cell["model"]))
+            models[cell["model"]] = load_checkpoint(
+                checkpoint_path(directory, cell["model"])
+            )
         rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
-        counts = evaluate_cell(models[cell["model"]], rope, train_config.task, eval_config, cell["length"], chunks)
+        counts = evaluate_cell(
+            models[cell["model"]],
+            rope,
+            train_config.task,
+            eval_config,
+            cell["length"],
+            chunks,
+        )
         results.append({**cell, "chunks": counts})
-        summary = summarize_cell(results[-1], train_config, _distances(train_config, eval_config, cell["length"], chunks))
-        log(f"seed {train_config.seed} {cell['model']:16s} {cell['method']:12s} s={cell['factor']:g} {cell['length']:5d}: "
-            f"accuracy {summary['accuracy']:.4f}  beyond L {summary['accuracy_beyond']:.4f}  ({time.perf_counter() - start:.0f} s)")
+        summary = summarize_cell(
+            results[-1],
+            train_config,
+            _distances(train_config, eval_config, cell["length"], chunks),
+        )
+        log(
+            f"seed {train_config.seed} {cell['model']:16s} {cell['method']:12s} s={cell['factor']:g} {cell['length']:5d}: "
+            f"accuracy {summary['accuracy']:.4f}  beyond L {summary['accuracy_beyond']:.4f}  ({time.perf_counter() - start:.0f} s)"
+        )
     return {
         "train_config": train_config.to_dict(),
         "eval_config": eval_config.to_dict(),
@@ -452,14 +565,23 @@ def evaluate_all(
     }
 
 
-def _distances(train_config: TrainConfig, eval_config: EvalConfig, length: int, chunks: list[int]) -> np.ndarray:
-    return np.concatenate([eval_batch(train_config.task, eval_config, length, c).distances.reshape(-1) for c in chunks])
+def _distances(
+    train_config: TrainConfig, eval_config: EvalConfig, length: int, chunks: list[int]
+) -> np.ndarray:
+    return np.concatenate(
+        [
+            eval_batch(train_config.task, eval_config, length, c).distances.reshape(-1)
+            for c in chunks
+        ]
+    )
 
 
 def configs_of(results: dict) -> tuple[TrainConfig, EvalConfig]:
     """The training and evaluation configurations a results dictionary was made with."""
     eval_config = results["eval_config"]
-    return TrainConfig.from_dict(results["train_config"]), EvalConfig(**{**eval_config, "multiples": tuple(eval_config["multiples"])})
+    return TrainConfig.from_dict(results["train_config"]), EvalConfig(
+        **{**eval_config, "multiples": tuple(eval_config["multiples"])}
+    )
 
 
 def cell_distances(results: dict, length: int) -> np.ndarray:
@@ -482,7 +604,9 @@ def summarize_cell(cell: dict, config: TrainConfig, distances: np.ndarray) -> di
     mean loss, and mean entropy per layer (NaN where not recorded)."""
     correct = cell_correct(cell)
     if correct.shape != distances.shape:
-        raise ValueError(f"distances must have one entry per answer ({correct.size}), got {distances.shape}")
+        raise ValueError(
+            f"distances must have one entry per answer ({correct.size}), got {distances.shape}"
+        )
     beyond = distances > trained_distances(config)[1]
     count = correct.size
     recorded = [chunk for chunk in cell["chunks"] if "entropy_sum" in chunk]
@@ -496,23 +620,38 @@ def summarize_cell(cell: dict, config: TrainConfig, distances: np.ndarray) -> di
         "answers": int(count),
         "accuracy": float(correct.mean()),
         "answers_beyond": int(beyond.sum()),
-        "accuracy_beyond": float(correct[beyond].mean()) if beyond.any() else float("nan"),
+        "accuracy_beyond": float(correct[beyond].mean())
+        if beyond.any()
+        else float("nan"),
         "accuracy_within": float(correct[~beyond].mean()),
         "loss": sum(chunk["loss_sum"] for chunk in cell["chunks"]) / count,
-        **{f"entropy_layer{layer}": (sum(chunk["entropy_sum"][layer] for chunk in recorded) / entropy_count
-                                     if recorded else float("nan"))
-           for layer in range(config.model.num_layers)},
+        **{
+            f"entropy_layer{layer}": (
+                sum(chunk["entropy_sum"][layer] for chunk in recorded) / entropy_count
+                if recorded
+                else float("nan")
+            )
+            for layer in range(config.model.num_layers)
+        },
     }
 
 
 def summary_table(results: dict) -> list[dict]:
     """One :func:`summarize_cell` row per cell of ``results`` (one seed)."""
     config = configs_of(results)[0]
-    distances = {length: cell_distances(results, length) for length in {cell["length"] for cell in results["cells"]}}
-    return [summarize_cell(cell, config, distances[cell["length"]]) for cell in results["cells"]]
+    distances = {
+        length: cell_distances(results, length)
+        for length in {cell["length"] for cell in results["cells"]}
+    }
+    return [
+        summarize_cell(cell, config, distances[cell["length"]])
+        for cell in results["cells"]
+    ]
 
 
-def accuracy_by_distance(results: dict, cell: dict, bin_width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def accuracy_by_distance(
+    results: dict, cell: dict, bin_width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bin starts, answers per bin, accuracy per bin) of one cell, bins [k w, (k+1) w) in distance."""
     distances = cell_distances(results, cell["length"])
     correct = cell_correct(cell).astype(float)
@@ -521,22 +660,36 @@ def accuracy_by_distance(results: dict, cell: dict, bin_width: int) -> tuple[np.
     counts = np.bincount(bins, minlength=num_bins)[:num_bins]
     hits = np.bincount(bins, weights=correct, minlength=num_bins)[:num_bins]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.arange(num_bins) * bin_width, counts, np.where(counts > 0, hits / np.maximum(counts, 1), np.nan)
+        return (
+            np.arange(num_bins) * bin_width,
+            counts,
+            np.where(counts > 0, hits / np.maximum(counts, 1), np.nan),
+        )
 
 
-def find_cell(results: dict, model: str, method: str, length: int, factor: float | None = None) -> dict:
+def find_cell(
+    results: dict, model: str, method: str, length: int, factor: float | None = None
+) -> dict:
     """The cell of ``results`` for (model, method, length) and, where a model was run with two
     factors, ``factor``; KeyError if it was not evaluated or is ambiguous."""
-    found = [cell for cell in results["cells"] if (cell["model"], cell["method"], cell["length"]) == (model, method, length)
-             and (factor is None or cell["factor"] == float(factor))]
+    found = [
+        cell
+        for cell in results["cells"]
+        if (cell["model"], cell["method"], cell["length"]) == (model, method, length)
+        and (factor is None or cell["factor"] == float(factor))
+    ]
     if len(found) != 1:
-        raise KeyError(f"{len(found)} cells for model={model!r}, method={method!r}, length={length}, factor={factor}")
+        raise KeyError(
+            f"{len(found)} cells for model={model!r}, method={method!r}, length={length}, factor={factor}"
+        )
     return found[0]
 
 
 def write_results(directory: Path, results: dict) -> None:
     """``results.json`` (raw per-chunk counts) of one seed in ``directory``."""
-    (Path(directory) / RESULTS_FILE).write_text(json.dumps(results, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
+    (Path(directory) / RESULTS_FILE).write_text(
+        json.dumps(results, indent=None, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
 
 
 def read_results(directory: Path) -> dict:
@@ -548,12 +701,23 @@ def baseline_accuracy(results: dict, length: int) -> dict[str, dict[str, float]]
     ``results`` at ``length``: ``{strategy: {"all": accuracy, "beyond": on needles beyond the
     trained distances}}`` (expected accuracies, averaged over the answers)."""
     train_config, eval_config = configs_of(results)
-    batches = [eval_batch(train_config.task, eval_config, length, chunk) for chunk in results["chunks"]]
-    beyond = np.concatenate([batch.distances.reshape(-1) for batch in batches]) > trained_distances(train_config)[1]
+    batches = [
+        eval_batch(train_config.task, eval_config, length, chunk)
+        for chunk in results["chunks"]
+    ]
+    beyond = (
+        np.concatenate([batch.distances.reshape(-1) for batch in batches])
+        > trained_distances(train_config)[1]
+    )
     table = {}
     for name, strategy in baselines.STRATEGIES.items():
-        scores = np.concatenate([strategy(batch, train_config.task).reshape(-1) for batch in batches])
-        table[name] = {"all": float(scores.mean()), "beyond": float(scores[beyond].mean()) if beyond.any() else float("nan")}
+        scores = np.concatenate(
+            [strategy(batch, train_config.task).reshape(-1) for batch in batches]
+        )
+        table[name] = {
+            "all": float(scores.mean()),
+            "beyond": float(scores[beyond].mean()) if beyond.any() else float("nan"),
+        }
     return table
 
 
@@ -583,7 +747,9 @@ RECHECK_CELLS = (
 )
 
 
-def recheck(directory: Path, results: dict, cells: list[dict], chunks: list[int]) -> list[dict]:
+def recheck(
+    directory: Path, results: dict, cells: list[dict], chunks: list[int]
+) -> list[dict]:
     """Evaluate ``cells`` of one seed afresh on ``chunks`` and compare with the stored ``results``.
 
     Per cell: answers compared, near ties (fresh top-2 logit gap below :data:`TIE_MARGIN`),
@@ -591,12 +757,25 @@ def recheck(directory: Path, results: dict, cells: list[dict], chunks: list[int]
     loss and entropy, to be held against :data:`LOSS_RTOL` and :data:`ENTROPY_RTOL`.
     """
     train_config, eval_config = configs_of(results)
-    models = {name: load_checkpoint(checkpoint_path(directory, name)) for name in {cell["model"] for cell in cells}}
+    models = {
+        name: load_checkpoint(checkpoint_path(directory, name))
+        for name in {cell["model"] for cell in cells}
+    }
     report = []
     for cell in cells:
-        stored = find_cell(results, cell["model"], cell["method"], cell["length"], cell["factor"])
+        stored = find_cell(
+            results, cell["model"], cell["method"], cell["length"], cell["factor"]
+        )
         rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
-        fresh = evaluate_cell(models[cell["model"]], rope, train_config.task, eval_config, cell["length"], chunks, keep_margins=True)
+        fresh = evaluate_cell(
+            models[cell["model"]],
+            rope,
+            train_config.task,
+            eval_config,
+            cell["length"],
+            chunks,
+            keep_margins=True,
+        )
         by_chunk = {chunk["chunk"]: chunk for chunk in stored["chunks"]}
         answers = ties = disagree = 0
         loss_change = entropy_change = 0.0
@@ -604,12 +783,33 @@ def recheck(directory: Path, results: dict, cells: list[dict], chunks: list[int]
             old = by_chunk[new["chunk"]]
             tie = new["margins"] < TIE_MARGIN
             differ = np.array([a != b for a, b in zip(old["correct"], new["correct"])])
-            answers, ties, disagree = answers + differ.size, ties + int(tie.sum()), disagree + int((differ & ~tie).sum())
+            answers, ties, disagree = (
+                answers + differ.size,
+                ties + int(tie.sum()),
+                disagree + int((differ & ~tie).sum()),
+            )
             loss_change = max(loss_change, abs(new["loss_sum"] / old["loss_sum"] - 1))
             if "entropy_sum" in old:
-                entropy_change = max(entropy_change, float(np.max(np.abs(np.array(new["entropy_sum"]) / old["entropy_sum"] - 1))))
-        report.append({**cell, "answers": answers, "near_ties": ties, "disagree": disagree,
-                       "loss_change": loss_change, "entropy_change": entropy_change})
+                entropy_change = max(
+                    entropy_change,
+                    float(
+                        np.max(
+                            np.abs(
+                                np.array(new["entropy_sum"]) / old["entropy_sum"] - 1
+                            )
+                        )
+                    ),
+                )
+        report.append(
+            {
+                **cell,
+                "answers": answers,
+                "near_ties": ties,
+                "disagree": disagree,
+                "loss_change": loss_change,
+                "entropy_change": entropy_change,
+            }
+        )
     return report
 
 
@@ -623,48 +823,85 @@ def seed_dir(root: Path, seed: int) -> Path:
 
 def seeds_in(root: Path) -> list[int]:
     """The seeds that have a training log under ``root``, in increasing order."""
-    return sorted(int(path.parent.name.removeprefix("seed_")) for path in Path(root).glob(f"seed_*/{TRAIN_LOG_FILE}"))
+    return sorted(
+        int(path.parent.name.removeprefix("seed_"))
+        for path in Path(root).glob(f"seed_*/{TRAIN_LOG_FILE}")
+    )
 
 
-def train_seeds(root: Path, seeds: list[int], config: TrainConfig = TrainConfig(), log=print) -> list[dict]:
+def train_seeds(
+    root: Path, seeds: list[int], config: TrainConfig = TrainConfig(), log=print
+) -> list[dict]:
     """:func:`train_all` once per seed, each into :func:`seed_dir` (same settings, other seed)."""
-    return [train_all(seed_dir(root, seed), replace(config, seed=seed), log) for seed in seeds]
+    return [
+        train_all(seed_dir(root, seed), replace(config, seed=seed), log)
+        for seed in seeds
+    ]
 
 
 def read_all_results(root: Path) -> dict[int, dict]:
     """``{seed: results}`` for every evaluated seed under ``root``."""
-    return {seed: read_results(seed_dir(root, seed)) for seed in seeds_in(root) if (seed_dir(root, seed) / RESULTS_FILE).is_file()}
+    return {
+        seed: read_results(seed_dir(root, seed))
+        for seed in seeds_in(root)
+        if (seed_dir(root, seed) / RESULTS_FILE).is_file()
+    }
 
 
 def write_summary(root: Path, results_by_seed: dict[int, dict]) -> None:
     """``results.csv`` under ``root``: one :func:`summarize_cell` row per seed and cell."""
-    rows = [row for seed in sorted(results_by_seed) for row in summary_table(results_by_seed[seed])]
+    rows = [
+        row
+        for seed in sorted(results_by_seed)
+        for row in summary_table(results_by_seed[seed])
+    ]
     with open(Path(root) / SUMMARY_FILE, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         for row in rows:
-            writer.writerow({key: f"{value:.6f}" if isinstance(value, float) else value for key, value in row.items()})
+            writer.writerow(
+                {
+                    key: f"{value:.6f}" if isinstance(value, float) else value
+                    for key, value in row.items()
+                }
+            )
 
 
-def across_seeds(results_by_seed: dict[int, dict], column: str = "accuracy") -> dict[tuple, np.ndarray]:
+def across_seeds(
+    results_by_seed: dict[int, dict], column: str = "accuracy"
+) -> dict[tuple, np.ndarray]:
     """``{(model, method, factor, length): values}``: one :func:`summarize_cell` ``column`` per
     seed, in increasing seed order, for every cell that every seed evaluated."""
     seeds = sorted(results_by_seed)
-    tables = [{(r["model"], r["method"], r["factor"], r["length"]): r[column] for r in summary_table(results_by_seed[seed])}
-              for seed in seeds]
+    tables = [
+        {
+            (r["model"], r["method"], r["factor"], r["length"]): r[column]
+            for r in summary_table(results_by_seed[seed])
+        }
+        for seed in seeds
+    ]
     common = [key for key in tables[0] if all(key in table for table in tables)]
     return {key: np.array([table[key] for table in tables]) for key in common}
 
 
-def spread_table(rows: dict[str, list[np.ndarray]], columns: list[str], label_width: int = 16) -> str:
+def spread_table(
+    rows: dict[str, list[np.ndarray]], columns: list[str], label_width: int = 16
+) -> str:
     """A text table of per-seed values: for each row its mean per column, and under it the
     lowest and highest seed in brackets. ``rows``: label -> one array of seed values per column."""
     lines = [" " * label_width + "".join(f"{name:>12s}" for name in columns)]
     for label, values in rows.items():
         if len(values) != len(columns):
-            raise ValueError(f"rows[{label!r}] must have one entry per column ({len(columns)}), got {len(values)}")
-        lines.append(f"{label:{label_width}s}" + "".join(f"{np.mean(v):12.2f}" for v in values))
-        lines.append(" " * label_width + "".join(f"{f'[{np.min(v):.2f}-{np.max(v):.2f}]':>12s}" for v in values))
+            raise ValueError(
+                f"rows[{label!r}] must have one entry per column ({len(columns)}), got {len(values)}"
+            )
+        lines.append(
+            f"{label:{label_width}s}" + "".join(f"{np.mean(v):12.2f}" for v in values)
+        )
+        lines.append(
+            " " * label_width
+            + "".join(f"{f'[{np.min(v):.2f}-{np.max(v):.2f}]':>12s}" for v in values)
+        )
     return "\n".join(lines)
 
 
@@ -681,7 +918,9 @@ def beats(first: np.ndarray, second: np.ndarray) -> bool:
     """
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if first.shape != second.shape or first.ndim != 1:
-        raise ValueError(f"first and second must be 1-d arrays of the same length, got {first.shape} and {second.shape}")
+        raise ValueError(
+            f"first and second must be 1-d arrays of the same length, got {first.shape} and {second.shape}"
+        )
     if first.size < 5:
         raise ValueError(f"first and second need at least 5 seeds, got {first.size}")
     return int(np.sum(first > second)) >= first.size - ALLOWED_EXCEPTIONS
@@ -695,8 +934,13 @@ def compare_runs(first: Path, second: Path) -> dict:
     weight digests, largest weight gap, and, if both were evaluated, how many answers differ."""
     seeds = sorted(set(seeds_in(first)) & set(seeds_in(second)))
     if not seeds:
-        raise ValueError(f"first and second share no trained seed ({seeds_in(first)} against {seeds_in(second)})")
-    return {f"seed_{seed}": _compare_seed(seed_dir(first, seed), seed_dir(second, seed)) for seed in seeds}
+        raise ValueError(
+            f"first and second share no trained seed ({seeds_in(first)} against {seeds_in(second)})"
+        )
+    return {
+        f"seed_{seed}": _compare_seed(seed_dir(first, seed), seed_dir(second, seed))
+        for seed in seeds
+    }
 
 
 def _compare_seed(first: Path, second: Path) -> dict:
@@ -705,25 +949,35 @@ def _compare_seed(first: Path, second: Path) -> dict:
         "base_steps": [log["base"]["steps"] for log in logs],
         "total_seconds": [log["total_seconds"] for log in logs],
         "same_base_digest": logs[0]["base"]["digest"] == logs[1]["base"]["digest"],
-        "finetune_digests_equal": {m: logs[0]["finetune"][m]["digest"] == logs[1]["finetune"][m]["digest"]
-                                   for m in FINETUNE_METHODS},
+        "finetune_digests_equal": {
+            m: logs[0]["finetune"][m]["digest"] == logs[1]["finetune"][m]["digest"]
+            for m in FINETUNE_METHODS
+        },
         "largest_weight_difference": {},
     }
     for name in ["base", *(f"finetune_{m}" for m in FINETUNE_METHODS)]:
         paths = [checkpoint_path(d, name) for d in (first, second)]
         if all(path.is_file() for path in paths):
             a, b = (load_checkpoint(path).state_dict() for path in paths)
-            report["largest_weight_difference"][name] = max(float((a[key] - b[key]).abs().max()) for key in a)
+            report["largest_weight_difference"][name] = max(
+                float((a[key] - b[key]).abs().max()) for key in a
+            )
     if all((Path(d) / RESULTS_FILE).is_file() for d in (first, second)):
         results = [read_results(first), read_results(second)]
         pairs = list(zip(results[0]["cells"], results[1]["cells"]))
         if len(pairs) != len(results[1]["cells"]) or any(
-            (x["model"], x["method"], x["factor"], x["length"]) != (y["model"], y["method"], y["factor"], y["length"]) for x, y in pairs
+            (x["model"], x["method"], x["factor"], x["length"])
+            != (y["model"], y["method"], y["factor"], y["length"])
+            for x, y in pairs
         ):
             raise ValueError("the two results files evaluate different cells")
-        report["answers_compared"] = sum(len(c["correct"]) for x, _ in pairs for c in x["chunks"])
+        report["answers_compared"] = sum(
+            len(c["correct"]) for x, _ in pairs for c in x["chunks"]
+        )
         report["answers_that_differ"] = sum(
-            sum(u != v for u, v in zip(cx["correct"], cy["correct"])) for x, y in pairs for cx, cy in zip(x["chunks"], y["chunks"])
+            sum(u != v for u, v in zip(cx["correct"], cy["correct"]))
+            for x, y in pairs
+            for cx, cy in zip(x["chunks"], y["chunks"])
         )
     return report
 
@@ -737,24 +991,63 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train tiny RoPE models at length L (one per seed), then evaluate every RoPE scaling method at 1x-8x L.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, help_text in (("train", f"train the base models and their fine-tunes, one per seed ({TRAIN_TIME_NOTE})"),
-                            ("evaluate", f"evaluate every trained seed; write seed_*/results.json and results.csv ({EVAL_TIME_NOTE})"),
-                            ("all", "train, then evaluate")):
+    for name, help_text in (
+        (
+            "train",
+            f"train the base models and their fine-tunes, one per seed ({TRAIN_TIME_NOTE})",
+        ),
+        (
+            "evaluate",
+            f"evaluate every trained seed; write seed_*/results.json and results.csv ({EVAL_TIME_NOTE})",
+        ),
+        ("all", "train, then evaluate"),
+    ):
         command = commands.add_parser(name, help=help_text, description=help_text)
-        command.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"checkpoints and results (default {DEFAULT_DIR})")
-        command.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS),
-                             help=f"seeds to train or evaluate (default {' '.join(map(str, DEFAULT_SEEDS))}, the book's runs)")
+        command.add_argument(
+            "--dir",
+            type=Path,
+            default=DEFAULT_DIR,
+            help=f"checkpoints and results (default {DEFAULT_DIR})",
+        )
+        command.add_argument(
+            "--seeds",
+            type=int,
+            nargs="+",
+            default=list(DEFAULT_SEEDS),
+            help=f"seeds to train or evaluate (default {' '.join(map(str, DEFAULT_SEEDS))}, the book's runs)",
+        )
         if name in ("train", "all"):
-            command.add_argument("--threads", type=int, default=2, help="torch threads for training (default 2)")
+            command.add_argument(
+                "--threads",
+                type=int,
+                default=2,
+                help="torch threads for training (default 2)",
+            )
         if name in ("evaluate", "all"):
-            command.add_argument("--chunks", type=int, default=EvalConfig.num_chunks,
-                                 help=f"chunks of {EvalConfig.chunk_size} sequences per cell (default {EvalConfig.num_chunks})")
-            command.add_argument("--eval-threads", type=int, default=1,
-                                 help="torch threads for evaluation (default 1, as the book's notebook uses)")
-    compare = commands.add_parser("compare", help="compare two training runs, seed by seed (bit-identical on one machine)")
+            command.add_argument(
+                "--chunks",
+                type=int,
+                default=EvalConfig.num_chunks,
+                help=f"chunks of {EvalConfig.chunk_size} sequences per cell (default {EvalConfig.num_chunks})",
+            )
+            command.add_argument(
+                "--eval-threads",
+                type=int,
+                default=1,
+                help="torch threads for evaluation (default 1, as the book's notebook uses)",
+            )
+    compare = commands.add_parser(
+        "compare",
+        help="compare two training runs, seed by seed (bit-identical on one machine)",
+    )
     compare.add_argument("first", type=Path)
     compare.add_argument("second", type=Path)
-    compare.add_argument("--out", type=Path, default=None, help="also write the comparison to this JSON file")
+    compare.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="also write the comparison to this JSON file",
+    )
     return parser
 
 
@@ -770,15 +1063,26 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
         start = time.perf_counter()
         logs = train_seeds(args.dir, args.seeds)
-        steps = ", ".join(f"seed {log['config']['seed']}: {log['base']['steps']}" for log in logs)
-        print(f"trained {len(logs)} seeds in {time.perf_counter() - start:.0f} s (base steps {steps}); wrote {args.dir}")
+        steps = ", ".join(
+            f"seed {log['config']['seed']}: {log['base']['steps']}" for log in logs
+        )
+        print(
+            f"trained {len(logs)} seeds in {time.perf_counter() - start:.0f} s (base steps {steps}); wrote {args.dir}"
+        )
     if args.command in ("evaluate", "all"):
         torch.set_num_threads(args.eval_threads)
         start = time.perf_counter()
         for seed in args.seeds:
-            write_results(seed_dir(args.dir, seed), evaluate_all(seed_dir(args.dir, seed), EvalConfig(num_chunks=args.chunks)))
+            write_results(
+                seed_dir(args.dir, seed),
+                evaluate_all(
+                    seed_dir(args.dir, seed), EvalConfig(num_chunks=args.chunks)
+                ),
+            )
         write_summary(args.dir, read_all_results(args.dir))
-        print(f"evaluated in {time.perf_counter() - start:.0f} s; wrote {RESULTS_FILE} per seed and {args.dir / SUMMARY_FILE}")
+        print(
+            f"evaluated in {time.perf_counter() - start:.0f} s; wrote {RESULTS_FILE} per seed and {args.dir / SUMMARY_FILE}"
+        )
     return 0
 
 

@@ -69,11 +69,19 @@ class PasskeyTask:
         check_positive_int(self.num_values, "num_values")
         check_positive_int(self.num_markers, "num_markers")
         check_positive_int(self.num_pairs, "num_pairs")
-        if not isinstance(self.num_decoys, int) or isinstance(self.num_decoys, bool) or self.num_decoys < 0:
-            raise ValueError(f"num_decoys must be an integer >= 0, got {self.num_decoys!r}")
+        if (
+            not isinstance(self.num_decoys, int)
+            or isinstance(self.num_decoys, bool)
+            or self.num_decoys < 0
+        ):
+            raise ValueError(
+                f"num_decoys must be an integer >= 0, got {self.num_decoys!r}"
+            )
         if self.num_pairs + self.num_decoys > self.num_markers:
-            raise ValueError(f"num_pairs + num_decoys ({self.num_pairs} + {self.num_decoys}) must not exceed "
-                             f"num_markers ({self.num_markers}): every needle has its own marker")
+            raise ValueError(
+                f"num_pairs + num_decoys ({self.num_pairs} + {self.num_decoys}) must not exceed "
+                f"num_markers ({self.num_markers}): every needle has its own marker"
+            )
 
     @property
     def vocab_size(self) -> int:
@@ -106,23 +114,47 @@ class PasskeyTask:
         """
         return 1, length - 2
 
-    def sample(self, rng: np.random.Generator, batch_size: int, length: int) -> PasskeyBatch:
+    def sample(
+        self, rng: np.random.Generator, batch_size: int, length: int
+    ) -> PasskeyBatch:
         """Draw ``batch_size`` sequences of ``length`` tokens from ``rng`` (see the module)."""
         if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+            raise TypeError(
+                f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+            )
         batch_size = check_positive_int(batch_size, "batch_size")
         length = check_positive_int(length, "length")
         asked = self.num_pairs
         if length < self.min_length():
-            raise ValueError(f"length must be at least {self.min_length()} (room for every needle), got {length}")
+            raise ValueError(
+                f"length must be at least {self.min_length()} (room for every needle), got {length}"
+            )
         needles = self.num_needles
         body = length - asked
-        tokens = rng.integers(0, self.num_filler, size=(batch_size, length), dtype=np.int64)
-        values = rng.integers(0, self.num_values, size=(batch_size, needles), dtype=np.int64) + self.num_filler
-        markers = np.stack([rng.permutation(self.num_markers)[:needles] for _ in range(batch_size)]) + self.first_marker
+        tokens = rng.integers(
+            0, self.num_filler, size=(batch_size, length), dtype=np.int64
+        )
+        values = (
+            rng.integers(0, self.num_values, size=(batch_size, needles), dtype=np.int64)
+            + self.num_filler
+        )
+        markers = (
+            np.stack(
+                [rng.permutation(self.num_markers)[:needles] for _ in range(batch_size)]
+            )
+            + self.first_marker
+        )
         # N sorted distinct slots c_0 < ... < c_{N-1} in 0 .. body - N - 1, spread to c_j + j:
         # marker positions at least 2 apart, so needle j occupies (p_j, p_j + 1) alone.
-        slots = np.sort(np.stack([rng.choice(body - needles, size=needles, replace=False) for _ in range(batch_size)]), axis=1)
+        slots = np.sort(
+            np.stack(
+                [
+                    rng.choice(body - needles, size=needles, replace=False)
+                    for _ in range(batch_size)
+                ]
+            ),
+            axis=1,
+        )
         marker_positions = slots + np.arange(needles)
         # Which needles are asked, and in which order: query k asks needle chosen[k].
         chosen = np.stack([rng.permutation(needles)[:asked] for _ in range(batch_size)])

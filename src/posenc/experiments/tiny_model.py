@@ -17,8 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from posenc._validation import check_even_positive_int, check_positive_float, check_positive_int
-from posenc._validation import as_int_array
+from posenc._validation import (
+    as_int_array,
+    check_even_positive_int,
+    check_positive_float,
+    check_positive_int,
+)
 from posenc.rope import apply_rope
 from posenc.scaling import METHODS, rope_scaling
 
@@ -41,8 +45,12 @@ class ModelConfig:
             check_positive_int(getattr(self, name), name)
         check_positive_float(self.rope_base, "rope_base")
         if self.d_model % self.num_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
-        check_even_positive_int(self.d_model // self.num_heads, "head_dim (d_model / num_heads)")
+            raise ValueError(
+                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
+            )
+        check_even_positive_int(
+            self.d_model // self.num_heads, "head_dim (d_model / num_heads)"
+        )
 
     @property
     def head_dim(self) -> int:
@@ -71,7 +79,9 @@ class RopeSpec:
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
 
-    def frequencies(self, head_dim: int, base: float, seq_len: int) -> tuple[np.ndarray, float]:
+    def frequencies(
+        self, head_dim: int, base: float, seq_len: int
+    ) -> tuple[np.ndarray, float]:
         """``(inv_freq, attention_factor)`` for sequences of ``seq_len`` tokens."""
         return rope_scaling(
             self.method,
@@ -84,7 +94,11 @@ class RopeSpec:
         )
 
     def label(self) -> str:
-        return self.method if self.method == "none" else f"{self.method} (s={self.factor:g})"
+        return (
+            self.method
+            if self.method == "none"
+            else f"{self.method} (s={self.factor:g})"
+        )
 
 
 class Attention(nn.Module):
@@ -119,15 +133,23 @@ class Attention(nn.Module):
         x_q = x if rows is None else x[:, torch.from_numpy(rows)]
         q = self._heads(F.linear(x_q, w_q))
         k, v = (self._heads(part) for part in F.linear(x, w_kv).chunk(2, dim=-1))
-        rope = {"inv_freq": inv_freq, "attention_factor": attention_factor, "layout": LAYOUT}
+        rope = {
+            "inv_freq": inv_freq,
+            "attention_factor": attention_factor,
+            "layout": LAYOUT,
+        }
         q = apply_rope(q, positions if rows is None else positions[rows], **rope)
         k = apply_rope(k, positions, **rope)
         if capture is not None:
             capture.append((q.detach(), k.detach()))
         if rows is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # softmax(q k^T / sqrt(head_dim)) v
+            y = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True
+            )  # softmax(q k^T / sqrt(head_dim)) v
         else:
-            allowed = torch.from_numpy(positions[None, :] <= positions[rows][:, None])  # key n visible to query m iff n <= m
+            allowed = torch.from_numpy(
+                positions[None, :] <= positions[rows][:, None]
+            )  # key n visible to query m iff n <= m
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
         batch, _, num_queries, _ = y.shape
         return self.out(y.transpose(1, 2).reshape(batch, num_queries, -1))
@@ -142,11 +164,19 @@ class Block(nn.Module):
         self.attention = Attention(config)
         self.norm2 = nn.RMSNorm(config.d_model)
         hidden = config.mlp_ratio * config.d_model
-        self.mlp = nn.Sequential(nn.Linear(config.d_model, hidden), nn.GELU(), nn.Linear(hidden, config.d_model))
+        self.mlp = nn.Sequential(
+            nn.Linear(config.d_model, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, config.d_model),
+        )
 
-    def forward(self, x, positions, inv_freq, attention_factor, rows=None, capture=None):
+    def forward(
+        self, x, positions, inv_freq, attention_factor, rows=None, capture=None
+    ):
         residual = x if rows is None else x[:, torch.from_numpy(rows)]
-        x = residual + self.attention(self.norm1(x), positions, inv_freq, attention_factor, rows, capture)
+        x = residual + self.attention(
+            self.norm1(x), positions, inv_freq, attention_factor, rows, capture
+        )
         return x + self.mlp(self.norm2(x))
 
 
@@ -180,22 +210,44 @@ class TinyRopeTransformer(nn.Module):
         ``rows``: sorted distinct positions whose logits are wanted; the last layer then
         computes queries, the MLP and the unembedding only there (same numbers, less work).
         """
-        if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.int64 or tokens.ndim != 2:
-            raise TypeError(f"tokens must be an int64 tensor of shape (batch, seq), got {getattr(tokens, 'dtype', type(tokens))}")
+        if (
+            not isinstance(tokens, torch.Tensor)
+            or tokens.dtype != torch.int64
+            or tokens.ndim != 2
+        ):
+            raise TypeError(
+                f"tokens must be an int64 tensor of shape (batch, seq), got {getattr(tokens, 'dtype', type(tokens))}"
+            )
         seq = tokens.shape[1]
         if rows is not None:
             rows = as_int_array(rows, "rows")
-            if rows.size == 0 or rows.min() < 0 or rows.max() >= seq or np.any(np.diff(rows) <= 0):
-                raise ValueError(f"rows must be sorted distinct positions in 0 .. {seq - 1}, got {rows.tolist()}")
+            if (
+                rows.size == 0
+                or rows.min() < 0
+                or rows.max() >= seq
+                or np.any(np.diff(rows) <= 0)
+            ):
+                raise ValueError(
+                    f"rows must be sorted distinct positions in 0 .. {seq - 1}, got {rows.tolist()}"
+                )
         rope = RopeSpec() if rope is None else rope
         if not isinstance(rope, RopeSpec):
             raise TypeError(f"rope must be a RopeSpec, got {type(rope).__name__}")
-        inv_freq, attention_factor = rope.frequencies(self.config.head_dim, self.config.rope_base, seq)
+        inv_freq, attention_factor = rope.frequencies(
+            self.config.head_dim, self.config.rope_base, seq
+        )
         positions = np.arange(seq)
         x = self.embed(tokens)
         for index, block in enumerate(self.blocks):
             last = index == len(self.blocks) - 1
-            x = block(x, positions, inv_freq, attention_factor, rows if last else None, capture)
+            x = block(
+                x,
+                positions,
+                inv_freq,
+                attention_factor,
+                rows if last else None,
+                capture,
+            )
         return self.unembed(self.norm(x))
 
     def num_parameters(self) -> int:
