@@ -22,6 +22,9 @@ from posenc._validation import (
     check_index_list,
     check_positive_int,
 )
+from posenc.rope import (
+    rotation_matrix as rotation_matrix,  # the one rotation formula, re-exported for the primer
+)
 
 VectorMap = Callable[[np.ndarray], np.ndarray]
 SHEAR_AXES = ("x", "y")
