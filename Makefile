@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: book test unit nbval portability strict-build browser serve notebooks bench clean
+.PHONY: book test lint unit nbval portability strict-build browser serve notebooks bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,9 +34,14 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
 	@echo "Open _build/html/index.html"
 
-test: unit nbval portability strict-build browser
+test: lint unit nbval portability strict-build browser
 # unit and nbval have just run in torch's own kernel family with 1 thread: portability skips that one.
 test: PORTABILITY_COVERED := --skip-covered
+
+# One formatter and linter for the library, tests, scripts and notebooks (pyproject.toml: ruff, 88 columns).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 unit: $(STAMP)
 	$(UNIT_TESTS)

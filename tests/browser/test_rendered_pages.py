@@ -198,20 +198,27 @@ def test_page_renders_cleanly(page_path, server, browser):
     )
 
     # Code is formatted to 88 columns (pyproject.toml) and the code box sized for it (book.css):
-    # no visible line of code may wrap. Collapsed cells (not displayed) are skipped.
-    wrapped = page.evaluate(
+    # a line of 88 characters must fit every visible code box without wrapping.
+    too_narrow = page.evaluate(
         r"""() => [...document.querySelectorAll('div.cell_input pre, div.highlight-python pre')]
             .filter(pre => pre.offsetParent !== null)
             .map(pre => {
                 const style = getComputedStyle(pre);
-                const inner = pre.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
-                const lines = pre.textContent.replace(/\n$/, '').split('\n').length;
-                return [Math.round(inner / parseFloat(style.lineHeight)), lines, pre.textContent.slice(0, 50)];
+                const probe = document.createElement('span');
+                probe.textContent = 'x'.repeat(88);
+                probe.style.whiteSpace = 'pre';
+                pre.appendChild(probe);
+                const needed = probe.getBoundingClientRect().width;
+                probe.remove();
+                const room = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+                return [needed, room, pre.textContent.slice(0, 40)];
             })
-            .filter(([shown, lines]) => shown > lines)
-            .map(([, , text]) => text)"""
+            .filter(([needed, room]) => needed > room)
+            .map(([needed, room, text]) => `${Math.round(needed)} px needed, ${Math.round(room)} px: ${text}`)"""
     )
-    assert not wrapped, f"{page_path}: code lines wrap in the code box: {wrapped[:3]}"
+    assert not too_narrow, (
+        f"{page_path}: 88 columns of code do not fit the code box: {too_narrow[:3]}"
+    )
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(
