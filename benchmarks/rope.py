@@ -179,6 +179,21 @@ def print_goals(ratios: dict[str, float]) -> dict[str, float]:
     return summary
 
 
+def run_record(
+    regime: str, threads: int, rounds: int, times: dict, ratios: dict
+) -> dict[str, object]:
+    """What one timed comparison stores: its setting, every round's time, medians, ratios."""
+    return {
+        "shape": list(MAIN_SHAPE),
+        "regime": regime,
+        "threads": threads,
+        "rounds": rounds,
+        "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
+        "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
+        "ratio_to_floor": ratios,
+    }
+
+
 def main_comparison(
     rounds: int, threads: int, regime: str, *, check: bool = False
 ) -> dict[str, object]:
@@ -201,14 +216,8 @@ def main_comparison(
     )
     summary = print_goals(ratios)
     return {
-        "shape": list(MAIN_SHAPE),
-        "regime": regime,
-        "threads": threads,
-        "rounds": rounds,
+        **run_record(regime, threads, rounds, times, ratios),
         "max_abs_error": errors,
-        "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
-        "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
-        "ratio_to_floor": ratios,
         "summary": summary,
     }
 
@@ -249,15 +258,7 @@ def autograd_comparison(rounds: int, threads: int, regime: str) -> dict[str, obj
         f"{threads} torch thread(s), {rounds} rounds",
         times,
     )
-    return {
-        "shape": list(MAIN_SHAPE),
-        "regime": regime,
-        "threads": threads,
-        "rounds": rounds,
-        "times_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
-        "median_ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
-        "ratio_to_floor": ratios,
-    }
+    return run_record(regime, threads, rounds, times, ratios)
 
 
 SHORT_NAMES = {

@@ -473,6 +473,27 @@ def evaluate_cell(
     return out
 
 
+def run_cell(
+    model: TinyRopeTransformer,
+    cell: dict,
+    train_config: TrainConfig,
+    eval_config: EvalConfig,
+    chunks: range | list[int],
+    keep_margins: bool = False,
+) -> list[dict]:
+    """:func:`evaluate_cell` for one cell of the plan (its method, factor and length)."""
+    rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
+    return evaluate_cell(
+        model,
+        rope,
+        train_config.task,
+        eval_config,
+        cell["length"],
+        chunks,
+        keep_margins,
+    )
+
+
 def evaluation_plan(train_config: TrainConfig, eval_config: EvalConfig) -> list[dict]:
     """Every (model, method, factor, length) cell of the experiment for one seed, in a fixed order.
 
@@ -536,14 +557,8 @@ def evaluate_all(
             models[cell["model"]] = load_checkpoint(
                 checkpoint_path(directory, cell["model"])
             )
-        rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
-        counts = evaluate_cell(
-            models[cell["model"]],
-            rope,
-            train_config.task,
-            eval_config,
-            cell["length"],
-            chunks,
+        counts = run_cell(
+            models[cell["model"]], cell, train_config, eval_config, chunks
         )
         results.append({**cell, "chunks": counts})
         summary = summarize_cell(
@@ -766,13 +781,11 @@ def recheck(
         stored = find_cell(
             results, cell["model"], cell["method"], cell["length"], cell["factor"]
         )
-        rope = rope_spec(cell["method"], cell["factor"], train_config.train_length)
-        fresh = evaluate_cell(
+        fresh = run_cell(
             models[cell["model"]],
-            rope,
-            train_config.task,
+            cell,
+            train_config,
             eval_config,
-            cell["length"],
             chunks,
             keep_margins=True,
         )
