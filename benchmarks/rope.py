@@ -1,7 +1,7 @@
 """Time RoPE side by side and print ratios: ``make bench`` (never run by the tests).
 
 Every comparison runs in one process: the candidates are called in turn, round after
-round (posenc.benchmark.time_alternating), and the medians over the rounds are divided
+round (posenc.bench.clock.time_alternating), and the medians over the rounds are divided
 by the median of the memory floor ``x * 2.0`` timed in the same rounds. On a shared
 machine absolute times drift; ratios measured side by side are what this script reports.
 
@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 import posenc
-from posenc import benchmark as bm
+from posenc.bench import clock
+from posenc.bench import forms as rope_forms
 from posenc.rope import rotate_pairs_elementwise
 from posenc.torch_rope import RotaryEmbedding
 
@@ -73,34 +74,36 @@ def forms(x: torch.Tensor, *, with_matrices: bool = True) -> dict[str, object]:
     """The candidates for one input, with every table (cos/sin, rotors, matrices) built beforehand."""
     seq, dim = x.shape[-2], x.shape[-1]
     positions = np.arange(seq)
-    cos, sin = bm.cos_sin_tables(positions, dim)
-    hf_cos, hf_sin = bm.transformers_cos_sin(positions, dim)
-    rotors = bm.rotor_table(positions, dim)
+    cos, sin = rope_forms.cos_sin_tables(positions, dim)
+    hf_cos, hf_sin = rope_forms.transformers_cos_sin(positions, dim)
+    rotors = rope_forms.rotor_table(positions, dim)
     cached = {
         layout: RotaryEmbedding(dim, layout=layout, max_positions=seq)
         for layout in ("interleaved", "half")
     }
     out = torch.empty_like(x)
     candidates = {
-        FLOOR: lambda: bm.memory_floor(x),
+        FLOOR: lambda: rope_forms.memory_floor(x),
         "x * 2.0 into an existing tensor": lambda: torch.mul(x, 2.0, out=out),
         "apply_rope interleaved": lambda: posenc.apply_rope(x, positions),
         "apply_rope half": lambda: posenc.apply_rope(x, positions, layout="half"),
         "RotaryEmbedding interleaved (cached)": lambda: cached["interleaved"].rotate(x),
         "RotaryEmbedding half (cached)": lambda: cached["half"].rotate(x),
-        HF: lambda: bm.transformers_formula(x, hf_cos, hf_sin),
+        HF: lambda: rope_forms.transformers_formula(x, hf_cos, hf_sin),
         "elementwise formula, interleaved": lambda: rotate_pairs_elementwise(
             x, cos, sin, "interleaved"
         ),
         "elementwise formula, half": lambda: rotate_pairs_elementwise(
             x, cos, sin, "half"
         ),
-        "complex form (Meta), interleaved": lambda: bm.rotate_complex(x, rotors),
+        "complex form (Meta), interleaved": lambda: rope_forms.rotate_complex(
+            x, rotors
+        ),
     }
     if with_matrices:
-        matrices = bm.rope_matrices(positions, dim)
+        matrices = rope_forms.rope_matrices(positions, dim)
         candidates["block-diagonal matrices, interleaved"] = lambda: (
-            bm.rotate_by_matrices(x, matrices)
+            rope_forms.rotate_by_matrices(x, matrices)
         )
     return candidates
 
@@ -125,7 +128,7 @@ def check_forms(x: torch.Tensor, candidates: dict[str, object]) -> dict[str, flo
 
 
 def print_table(title: str, times: dict[str, list[float]]) -> dict[str, float]:
-    ratios = bm.median_ratios(times, FLOOR)
+    ratios = clock.median_ratios(times, FLOOR)
     print(f"\n{title}")
     print(f"  {'candidate':42s} {'median ms':>10s} {'x floor':>8s}")
     for name, values in times.items():
@@ -208,7 +211,7 @@ def main_comparison(
         )
         for name, error in errors.items():
             print(f"  {name:42s} {error:.1e}")
-    times = bm.time_alternating(candidates, rounds=rounds)
+    times = clock.time_alternating(candidates, rounds=rounds)
     ratios = print_table(
         f"float32 {MAIN_SHAPE}, {regime} memory, {threads} torch thread(s), {rounds} rounds: "
         "median time and ratio to x * 2.0",
@@ -228,8 +231,8 @@ def autograd_comparison(rounds: int, threads: int, regime: str) -> dict[str, obj
         *MAIN_SHAPE, generator=torch.Generator().manual_seed(1)
     ).requires_grad_()
     positions = np.arange(MAIN_SHAPE[-2])
-    hf_cos, hf_sin = bm.transformers_cos_sin(positions, MAIN_SHAPE[-1])
-    cos, sin = bm.cos_sin_tables(positions, MAIN_SHAPE[-1])
+    hf_cos, hf_sin = rope_forms.transformers_cos_sin(positions, MAIN_SHAPE[-1])
+    cos, sin = rope_forms.cos_sin_tables(positions, MAIN_SHAPE[-1])
     upstream = torch.randn(*MAIN_SHAPE, generator=torch.Generator().manual_seed(2))
 
     def forward_backward(function):
@@ -240,19 +243,21 @@ def autograd_comparison(rounds: int, threads: int, regime: str) -> dict[str, obj
         return run
 
     candidates = {
-        FLOOR: forward_backward(lambda: bm.memory_floor(x)),
+        FLOOR: forward_backward(lambda: rope_forms.memory_floor(x)),
         "apply_rope interleaved": forward_backward(
             lambda: posenc.apply_rope(x, positions)
         ),
         "apply_rope half": forward_backward(
             lambda: posenc.apply_rope(x, positions, layout="half")
         ),
-        HF: forward_backward(lambda: bm.transformers_formula(x, hf_cos, hf_sin)),
+        HF: forward_backward(
+            lambda: rope_forms.transformers_formula(x, hf_cos, hf_sin)
+        ),
         "elementwise formula, interleaved": forward_backward(
             lambda: rotate_pairs_elementwise(x, cos, sin, "interleaved")
         ),
     }
-    times = bm.time_alternating(candidates, rounds=rounds)
+    times = clock.time_alternating(candidates, rounds=rounds)
     ratios = print_table(
         f"(3) forward + backward, x float32 {MAIN_SHAPE} requires grad, {regime} memory, "
         f"{threads} torch thread(s), {rounds} rounds",
@@ -313,8 +318,8 @@ def sweep(
         candidates = {
             name: function for name, function in forms(x).items() if name in SHORT_NAMES
         }
-        times = bm.time_alternating(candidates, rounds=rounds)
-        ratios = bm.median_ratios(times, FLOOR)
+        times = clock.time_alternating(candidates, rounds=rounds)
+        ratios = clock.median_ratios(times, FLOOR)
         result["shapes"].append(list(shape))
         for name in SHORT_NAMES:
             result["median_ms"].setdefault(name, []).append(
@@ -355,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    machine = bm.machine_description()
+    machine = clock.machine_description()
     command = "python benchmarks/rope.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
@@ -402,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     results["sweep_dim"] = sweep("dim", SWEEP_DIMS, args.sweep_rounds, 1, regime)
     results["sweep_seq"] = sweep("seq", SWEEP_LENGTHS, args.sweep_rounds, 1, regime)
     results["seconds"] = time.perf_counter() - started
-    results["load_average_at_end"] = bm.machine_description()["load_average"]
+    results["load_average_at_end"] = clock.machine_description()["load_average"]
     print(
         f"\ntotal time {results['seconds']:.0f} s, load average {results['load_average_at_end']} at the end"
     )

@@ -1,15 +1,16 @@
-"""posenc.benchmark: every form it times computes RoPE, and the clock alternates fairly. No timings asserted."""
+"""posenc.bench: every form it times computes RoPE, and the clock alternates fairly. No timings asserted."""
 
 import numpy as np
 import pytest
 import torch
 
-from posenc import apply_rope, benchmark, rope_inv_freq, rope_matrix
+from posenc import apply_rope, rope_inv_freq, rope_matrix
+from posenc.bench import clock, forms
 
 
 def test_matrices_are_the_block_diagonal_rope_matrices():
     positions = [0, 1, 7, 300]
-    matrices = benchmark.rope_matrices(positions, 8, dtype=torch.float64)
+    matrices = forms.rope_matrices(positions, 8, dtype=torch.float64)
     assert matrices.shape == (4, 8, 8)
     for matrix, position in zip(matrices.numpy(), positions):
         np.testing.assert_allclose(matrix, rope_matrix(position, 8), atol=1e-15)
@@ -24,14 +25,14 @@ def test_every_form_rotates_like_apply_rope(dtype, atol):
     interleaved = apply_rope(x.double().numpy(), positions)
     half = apply_rope(x.double().numpy(), positions, layout="half")
     complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
-    by_matrices = benchmark.rotate_by_matrices(
-        x, benchmark.rope_matrices(positions, 16, dtype=dtype)
+    by_matrices = forms.rotate_by_matrices(
+        x, forms.rope_matrices(positions, 16, dtype=dtype)
     )
-    by_complex = benchmark.rotate_complex(
-        x, benchmark.rotor_table(positions, 16, dtype=complex_dtype)
+    by_complex = forms.rotate_complex(
+        x, forms.rotor_table(positions, 16, dtype=complex_dtype)
     )
-    by_transformers = benchmark.transformers_formula(
-        x, *benchmark.transformers_cos_sin(positions, 16, dtype=dtype)
+    by_transformers = forms.transformers_formula(
+        x, *forms.transformers_cos_sin(positions, 16, dtype=dtype)
     )
     for result, expected in [
         (by_matrices, interleaved),
@@ -45,31 +46,31 @@ def test_every_form_rotates_like_apply_rope(dtype, atol):
 def test_cos_sin_tables_and_rotors_are_cast_from_float64():
     positions = np.arange(0, 70000, 7000)
     angles = positions[:, None] * rope_inv_freq(8)[None, :]
-    cos, sin = benchmark.cos_sin_tables(positions, 8)
+    cos, sin = forms.cos_sin_tables(positions, 8)
     assert cos.dtype == torch.float32 and cos.shape == (10, 4)
     np.testing.assert_array_equal(cos.numpy(), np.cos(angles).astype(np.float32))
     np.testing.assert_array_equal(sin.numpy(), np.sin(angles).astype(np.float32))
     for dtype, real in ((torch.complex64, np.float32), (torch.complex128, np.float64)):
-        rotors = benchmark.rotor_table(positions, 8, dtype=dtype)
+        rotors = forms.rotor_table(positions, 8, dtype=dtype)
         assert rotors.dtype == dtype
         np.testing.assert_array_equal(rotors.real.numpy(), np.cos(angles).astype(real))
         np.testing.assert_array_equal(rotors.imag.numpy(), np.sin(angles).astype(real))
     with pytest.raises(ValueError, match="^dtype must"):
-        benchmark.rotor_table(positions, 8, dtype=torch.float32)
+        forms.rotor_table(positions, 8, dtype=torch.float32)
 
 
 def test_rotate_half_and_the_floor():
     x = torch.arange(6.0).reshape(1, 6)
-    assert benchmark.rotate_half_as_in_transformers(x).tolist() == [
+    assert forms.rotate_half_as_in_transformers(x).tolist() == [
         [-3.0, -4.0, -5.0, 0.0, 1.0, 2.0]
     ]
-    assert torch.equal(benchmark.memory_floor(x), 2 * x)
+    assert torch.equal(forms.memory_floor(x), 2 * x)
 
 
 def test_time_alternating_rotates_the_order_and_drops_warmup_rounds():
     calls = []
     candidates = {name: (lambda name=name: calls.append(name)) for name in "abc"}
-    times = benchmark.time_alternating(candidates, rounds=4, warmup=2)
+    times = clock.time_alternating(candidates, rounds=4, warmup=2)
     assert calls == list("abcbcacababcbcacab")  # rounds 0..5, each shifted by one
     assert {name: len(values) for name, values in times.items()} == {
         "a": 4,
@@ -85,7 +86,7 @@ def test_median_ratios_divide_by_the_baseline_median():
         "slow": [5.0, 4.0, 100.0],
         "fast": [1.0, 1.0, 1.0],
     }
-    assert benchmark.median_ratios(times, "floor") == {
+    assert clock.median_ratios(times, "floor") == {
         "floor": 1.0,
         "slow": 2.5,
         "fast": 0.5,
@@ -93,7 +94,7 @@ def test_median_ratios_divide_by_the_baseline_median():
 
 
 def test_machine_description_names_cpu_cores_and_torch():
-    machine = benchmark.machine_description()
+    machine = clock.machine_description()
     assert set(machine) == {"cpu", "cores", "torch", "python", "load_average"}
     assert (
         machine["torch"] == torch.__version__
@@ -105,15 +106,13 @@ def test_machine_description_names_cpu_cores_and_torch():
 def test_memory_traffic_charges_each_operator_its_tensors():
     x = torch.randn(4, 6, 8)
     size = x.numel() * 4
-    assert benchmark.memory_traffic(lambda: x * 2.0) == {
+    assert clock.memory_traffic(lambda: x * 2.0) == {
         "ops": ["mul"],
         "bytes_read": size,
         "bytes_written": size,
     }
-    cos, sin = benchmark.transformers_cos_sin(range(6), 8)
-    traffic = benchmark.memory_traffic(
-        lambda: benchmark.transformers_formula(x, cos, sin)
-    )
+    cos, sin = forms.transformers_cos_sin(range(6), 8)
+    traffic = clock.memory_traffic(lambda: forms.transformers_formula(x, cos, sin))
     assert traffic["ops"] == ["mul", "neg", "cat", "mul", "add"]
     # x*cos: x + table -> x; neg: half -> half; cat: 2 halves -> x; *sin: x + table -> x; add: 2x -> x
     table = cos.numel() * 4
@@ -124,7 +123,7 @@ def test_memory_traffic_charges_each_operator_its_tensors():
     )
     # views and allocations are free; an out= argument is written, not read
     out = torch.empty_like(x)
-    traffic = benchmark.memory_traffic(
+    traffic = clock.memory_traffic(
         lambda: torch.mul(x.transpose(0, 1), 2.0, out=out.transpose(0, 1))
     )
     assert traffic == {"ops": ["mul"], "bytes_read": size, "bytes_written": size}
@@ -133,29 +132,29 @@ def test_memory_traffic_charges_each_operator_its_tensors():
 @pytest.mark.parametrize(
     "call,error,name",
     [
-        (lambda: benchmark.time_alternating({}, rounds=1), ValueError, "candidates"),
+        (lambda: clock.time_alternating({}, rounds=1), ValueError, "candidates"),
         (
-            lambda: benchmark.time_alternating({"a": int}, rounds=0),
+            lambda: clock.time_alternating({"a": int}, rounds=0),
             ValueError,
             "rounds",
         ),
         (
-            lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=-1),
+            lambda: clock.time_alternating({"a": int}, rounds=1, warmup=-1),
             ValueError,
             "warmup",
         ),
         (
-            lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=1.5),
+            lambda: clock.time_alternating({"a": int}, rounds=1, warmup=1.5),
             TypeError,
             "warmup",
         ),
         (
-            lambda: benchmark.time_alternating({"a": int}, rounds=1, warmup=True),
+            lambda: clock.time_alternating({"a": int}, rounds=1, warmup=True),
             TypeError,
             "warmup",
         ),
-        (lambda: benchmark.median_ratios({"a": [1.0]}, "b"), ValueError, "baseline"),
-        (lambda: benchmark.rope_matrices([0, 1], 7), ValueError, "dim"),
+        (lambda: clock.median_ratios({"a": [1.0]}, "b"), ValueError, "baseline"),
+        (lambda: forms.rope_matrices([0, 1], 7), ValueError, "dim"),
     ],
 )
 def test_bad_input_names_the_argument(call, error, name):

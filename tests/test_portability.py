@@ -134,7 +134,13 @@ def test_torch_notebooks_lists_every_notebook_that_uses_torch():
     listed = makefile_variable("TORCH_NOTEBOOKS")
     assert all((ROOT / path).is_file() for path in listed), listed
     torch_modules = torch_modules_of_posenc()
-    assert {"book.precision", "torch_rope", "fast_rope", "benchmark"} <= torch_modules
+    assert {
+        "book.precision",
+        "torch_rope",
+        "fast_rope",
+        "bench.forms",
+        "bench.clock",
+    } <= torch_modules
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = "\n".join(
