@@ -34,9 +34,14 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
 	@echo "Open _build/html/index.html"
 
-test: lint unit nbval portability strict-build browser
+# The parts in order; the unit tests and nbval run side by side (two processes, one per core).
 # unit and nbval have just run in torch's own kernel family with 1 thread: portability skips that one.
-test: PORTABILITY_COVERED := --skip-covered
+test: $(STAMP)
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory -j2 --output-sync=target unit nbval
+	@$(MAKE) --no-print-directory portability PORTABILITY_COVERED=--skip-covered
+	@$(MAKE) --no-print-directory strict-build
+	@$(MAKE) --no-print-directory browser
 
 # One formatter and linter for the library, tests, scripts and notebooks (pyproject.toml: ruff, 88 columns).
 lint: $(STAMP)
@@ -66,7 +71,7 @@ strict-build: $(STAMP)
 # Opens every built page in headless Chromium (Debian's /usr/bin/chromium, never a
 # downloaded browser); skips with a message when Chromium is missing.
 browser: $(STAMP)
-	$(BIN)/python -m pytest tests/browser
+	$(BIN)/python -m pytest tests/browser -n 2
 
 serve: book
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
