@@ -126,22 +126,17 @@ def main() -> int:
                 f"ran with capability {runs[-1]['capability']}, {runs[-1]['threads']} threads",
                 flush=True,
             )
+    from posenc.experiments import context_extension as ce
+
     reference = runs[0]["records"]
     loss = entropy = logit = 0.0
     flipped_gaps = []
     for run in runs[1:]:
         for ref, rec in zip(reference, run["records"]):
-            loss = max(loss, abs(rec["loss_sum"] / ref["loss_sum"] - 1))
+            loss = max(loss, ce.relative_change(rec["loss_sum"], ref["loss_sum"]))
             if ref["entropy_sum"]:
                 entropy = max(
-                    entropy,
-                    float(
-                        np.max(
-                            np.abs(
-                                np.array(rec["entropy_sum"]) / ref["entropy_sum"] - 1
-                            )
-                        )
-                    ),
+                    entropy, ce.relative_change(rec["entropy_sum"], ref["entropy_sum"])
                 )
             a, b = np.array(ref["logits"]), np.array(rec["logits"])
             logit = max(logit, float(np.abs(a - b).max()))

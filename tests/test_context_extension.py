@@ -596,3 +596,8 @@ def test_spread_table_prints_mean_and_the_range_over_seeds():
     ]
     with pytest.raises(ValueError, match="one entry per column"):
         ce.spread_table({"yarn": [np.array([1.0])]}, ["2L", "4L"])
+
+
+def test_relative_change_is_the_largest_over_the_entries():
+    assert ce.relative_change(10.5, 10.0) == pytest.approx(0.05)
+    assert ce.relative_change([2.0, 3.3], [2.0, 3.0]) == pytest.approx(0.1)

@@ -753,6 +753,11 @@ ENTROPY_RTOL = 10 * MEASURED_DRIFT["entropy"]
 TIE_MARGIN = 2 * 10 * MEASURED_DRIFT["logit"]
 
 
+def relative_change(new: object, old: object) -> float:
+    """The largest |new / old - 1| over the entries of two sums (numbers or lists)."""
+    return float(np.max(np.abs(np.asarray(new, dtype=float) / np.asarray(old) - 1)))
+
+
 #: The cells chapter 6 evaluates afresh for every seed (and the drift script measures).
 RECHECK_CELLS = (
     {"model": "base", "method": "none", "factor": 1.0, "length": 128},
@@ -801,17 +806,13 @@ def recheck(
                 ties + int(tie.sum()),
                 disagree + int((differ & ~tie).sum()),
             )
-            loss_change = max(loss_change, abs(new["loss_sum"] / old["loss_sum"] - 1))
+            loss_change = max(
+                loss_change, relative_change(new["loss_sum"], old["loss_sum"])
+            )
             if "entropy_sum" in old:
                 entropy_change = max(
                     entropy_change,
-                    float(
-                        np.max(
-                            np.abs(
-                                np.array(new["entropy_sum"]) / old["entropy_sum"] - 1
-                            )
-                        )
-                    ),
+                    relative_change(new["entropy_sum"], old["entropy_sum"]),
                 )
         report.append(
             {
