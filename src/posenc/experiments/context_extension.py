@@ -63,7 +63,7 @@ DEFAULT_DIR = (
     Path(__file__).resolve().parents[3] / "book" / "data" / "context_extension"
 )
 #: Measured on this project's 2-core machine; shown by ``--help``.
-TRAIN_TIME_NOTE = "33 min measured for the five default seeds on a shared 2-core machine, 4.7 min for seed 0 alone on a quiet one"
+TRAIN_TIME_NOTE = "15 min measured for the five default seeds on a quiet 2-core machine, 33 min on a shared one"
 EVAL_TIME_NOTE = "9 min measured for five seeds, 1 thread"
 RESULTS_FILE = "results.json"
 SUMMARY_FILE = "results.csv"
