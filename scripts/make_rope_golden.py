@@ -58,15 +58,20 @@ def hf_with_float64_angles(q: torch.Tensor, k: torch.Tensor, positions: torch.Te
     )  # unsqueeze_dim=1: q is (batch, heads, seq, dim)
 
 
-def hf_end_to_end_float32(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor):
-    """transformers' own LlamaRotaryEmbedding (float32 frequencies and angles) + apply_rotary_pos_emb."""
-    config = LlamaConfig(
+def tiny_llama_config() -> LlamaConfig:
+    """The smallest LlamaConfig whose rotary embedding has head dimension HEAD_DIM and base BASE."""
+    return LlamaConfig(
         hidden_size=HEAD_DIM * 2,
         num_attention_heads=2,
         head_dim=HEAD_DIM,
         rope_theta=BASE,
         max_position_embeddings=64,
     )
+
+
+def hf_end_to_end_float32(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor):
+    """transformers' own LlamaRotaryEmbedding (float32 frequencies and angles) + apply_rotary_pos_emb."""
+    config = tiny_llama_config()
     rotary = LlamaRotaryEmbedding(config)
     cos, sin = rotary(q, positions[None])
     q_embed, k_embed = apply_rotary_pos_emb(q, k, cos, sin)
@@ -132,13 +137,7 @@ def main() -> None:
 
     # (b') transformers' own cos/sin at far positions: shows how it forms the angles (float32).
     far = torch.tensor([1_000_000, 2_000_000])
-    config = LlamaConfig(
-        hidden_size=HEAD_DIM * 2,
-        num_attention_heads=2,
-        head_dim=HEAD_DIM,
-        rope_theta=BASE,
-        max_position_embeddings=64,
-    )
+    config = tiny_llama_config()
     cos, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, 2, HEAD_DIM), far[None])
     golden["hf_llama_rotary_far_positions"] = {
         "positions": far.tolist(),
