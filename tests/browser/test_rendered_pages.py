@@ -3,7 +3,14 @@
 Run by `make browser` (part of `make test`) after the book is built. For each page:
 math is typeset (no raw TeX left, no MathJax error), every image has loaded, the
 browser logs no errors, and every internal link (and its #anchor) resolves. One
-full-page screenshot per page goes to _build/screenshots/.
+full-page screenshot per page goes to _build/screenshots/ (1280 x 900) and one to
+_build/screenshots/phone/ (390 px wide).
+
+`test_page_reads_like_a_book` measures what a reader sees (ARCHITECTURE.md, "Pages"):
+the share of the page that is visible code, its length in screens, how large each
+figure is drawn against the size it was designed for, its alt text, tooling words and
+stray punctuation in the text, a figure on a chapter's first screen, and the page's
+width on a phone. The numbers go to _build/page-metrics/<page>.json.
 
 Chromium comes from the Debian packages `chromium` and `chromium-driver`
 (/usr/bin/chromium); no browser is ever downloaded. Without it the tests skip.
@@ -13,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import threading
 from html.parser import HTMLParser
@@ -226,3 +234,148 @@ def test_page_renders_cleanly(page_path, server, browser):
     )
     context.close()
     assert not problems, f"{page_path}: " + "; ".join(problems[:5])
+
+
+# What a page may be (issue 14; ARCHITECTURE.md, "Pages"). Measured with every toggle closed.
+SCREEN = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+MAX_CODE_SHARE = 0.15
+MAX_SCREENS = 20
+MIN_IMAGE_SCALE = 0.9
+TOOLING_WORDS = ("NBVAL", "noqa", "glue(")
+METRICS = ROOT / "_build" / "page-metrics"
+
+MEASURE = r"""() => {
+    const main = document.querySelector('main') || document.body;
+    const shown = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+    const height = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight);
+    // Code a reader sees: cell sources and listings, not printed results.
+    const boxes = [...main.querySelectorAll('div.cell_input, div.highlight')].filter(el =>
+        !(el.parentElement && el.parentElement.closest('div.cell_input, div.highlight, div.cell_output')));
+    const code = boxes.filter(shown).reduce((sum, el) => sum + el.getBoundingClientRect().height, 0);
+    const images = [...document.images].map(img => {
+        const designed = img.getAttribute('width') ? parseFloat(img.getAttribute('width')) : img.naturalWidth;
+        const top = img.getBoundingClientRect().top + window.scrollY;
+        // Sphinx writes the file name when a figure has no alt text: that is no alt text.
+        let alt = (img.getAttribute('alt') || '').trim();
+        const file = (img.getAttribute('src') || '').split('/').pop();
+        if (alt === file || /\.(png|jpe?g|svg|gif)$/i.test(alt)) alt = '';
+        return {src: img.getAttribute('src'), alt, designed,
+                drawn: img.getBoundingClientRect().width, shown: shown(img), top,
+                in_main: main.contains(img)};
+    });
+    // Visible text, line by line: tooling words anywhere, punctuation-only lines in prose.
+    const tooling = [], stray = [];
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_ELEMENT);
+    const blocks = [];
+    while (walker.nextNode()) {
+        const el = walker.currentNode;
+        if (el.matches('p, li, dd, dt, td, th, figcaption, .admonition-title, summary, h1, h2, h3, h4, caption'))
+            blocks.push(el);
+    }
+    for (const el of blocks) {
+        if (!shown(el) || el.closest('pre, mjx-container, .highlight')) continue;
+        // Lay the block's words and formulas out as the reader sees them, line by line (by the
+        // top of each box), and flag a line made of punctuation alone, such as a "." or "(".
+        const boxes = [];
+        const add = (rect, text) => {
+            if (rect && rect.width > 0) boxes.push({top: rect.top, bottom: rect.bottom, text});
+        };
+        const inner = document.createTreeWalker(el, NodeFilter.SHOW_TEXT | NodeFilter.SHOW_ELEMENT);
+        while (inner.nextNode()) {
+            const node = inner.currentNode;
+            if (node.nodeType === Node.ELEMENT_NODE) {
+                if (node.matches('mjx-container')) add(node.getBoundingClientRect(), 'M');
+                continue;
+            }
+            if (node.parentElement.closest('mjx-container')) continue;
+            const text = node.textContent;
+            const words = /\S+/g;
+            let match;
+            while ((match = words.exec(text))) {
+                const range = document.createRange();
+                range.setStart(node, match.index);
+                range.setEnd(node, match.index + match[0].length);
+                add(range.getClientRects()[0], match[0]);
+            }
+        }
+        // Boxes whose middles fall within one another's height share a line.
+        boxes.sort((a, b) => a.top - b.top);
+        const lines = [];
+        for (const box of boxes) {
+            const middle = (box.top + box.bottom) / 2;
+            const line = lines.find(l => middle >= l.top && middle <= l.bottom);
+            if (line) { line.words.push(box.text); line.top = Math.min(line.top, box.top);
+                        line.bottom = Math.max(line.bottom, box.bottom); }
+            else lines.push({top: box.top, bottom: box.bottom, words: [box.text]});
+        }
+        for (const {words} of lines) {
+            const line = words.join(' ');
+            if (/^[\s.,;:!?()\[\]{}'"“”‘’\u2013\u2014-]+$/.test(line))
+                stray.push(`"${line}" in: ${el.textContent.trim().slice(0, 70)}`);
+        }
+    }
+    for (const el of main.querySelectorAll('*')) {
+        if (el.children.length || !shown(el)) continue;
+        for (const word of %(words)s) if (el.textContent.includes(word)) tooling.push(el.textContent.trim().slice(0, 80));
+    }
+    return {height, screens: height / window.innerHeight, code, code_share: code / height, images,
+            tooling, stray};
+}""".replace("%(words)s", json.dumps(list(TOOLING_WORDS)))
+
+
+def _is_chapter(page_path: str) -> bool:
+    return Path(page_path).name[:2].isdigit()
+
+
+@pytest.mark.parametrize("page_path", [p for p in pages() if p != "index.html"])
+def test_page_reads_like_a_book(page_path, server, browser):
+    context = browser.new_context(viewport=SCREEN, service_workers="block")
+    page = context.new_page()
+    page.goto(server + page_path, wait_until="load")
+    if page.evaluate("() => Boolean(window.MathJax && window.MathJax.startup)"):
+        page.evaluate("() => window.MathJax.startup.promise")
+    page.evaluate("() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))")
+    wide = page.evaluate(MEASURE)
+    page.set_viewport_size(PHONE)
+    page.wait_for_timeout(100)
+    phone_width = page.evaluate(
+        "() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+    )
+    (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
+    page.screenshot(
+        path=str(SCREENSHOTS / "phone" / (Path(page_path).stem + ".png")), full_page=True
+    )
+    context.close()
+
+    METRICS.mkdir(parents=True, exist_ok=True)
+    (METRICS / (Path(page_path).stem + ".json")).write_text(
+        json.dumps({**wide, "phone_width": phone_width}, indent=1), encoding="utf-8"
+    )
+    problems = []
+    if wide["code_share"] > MAX_CODE_SHARE:
+        problems.append(
+            f"visible code is {wide['code_share']:.0%} of the page (at most {MAX_CODE_SHARE:.0%})"
+        )
+    if wide["screens"] > MAX_SCREENS:
+        problems.append(f"{wide['screens']:.1f} screens long (at most {MAX_SCREENS})")
+    for image in wide["images"]:
+        if not image["alt"]:
+            problems.append(f"image without alt text: {image['src']}")
+        if image["shown"] and image["drawn"] < MIN_IMAGE_SCALE * image["designed"]:
+            problems.append(
+                f"image drawn at {image['drawn'] / image['designed']:.0%} of its designed "
+                f"{image['designed']:.0f} px: {image['src']}"
+            )
+    if wide["tooling"]:
+        problems.append(f"tooling words in the text: {wide['tooling'][:3]}")
+    if wide["stray"]:
+        problems.append(f"lines of only punctuation: {wide['stray'][:3]}")
+    if _is_chapter(page_path) and not any(
+        image["in_main"] and image["shown"] and image["top"] < SCREEN["height"]
+        for image in wide["images"]
+    ):
+        problems.append("no figure on the first screen")
+    if phone_width > PHONE["width"]:
+        problems.append(f"{phone_width} px wide on a {PHONE['width']} px phone")
+    assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
