@@ -9,21 +9,42 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+# The book's text column is 688 CSS px wide at 1280 px (sphinx-book-theme); figures are saved at
+# 100 dpi, one figure pixel per CSS pixel, so a figure at most COLUMN_WIDTH inches wide is never
+# scaled down by the browser (the browser test checks each figure is drawn at >= 90% of its size).
+COLUMN_WIDTH = 6.8
+DPI = 100
+
+# Okabe and Ito's palette, readable by colour-blind readers, each colour paired with its own line
+# style so that lines stay apart in greyscale too.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+LINE_STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)), (0, (1, 1)))
+
 BOOK_STYLE = {
-    "figure.figsize": (7.0, 4.0),
-    "figure.dpi": 100,
+    "figure.figsize": (COLUMN_WIDTH, 3.8),
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
     "savefig.format": "png",
+    "figure.constrained_layout.use": True,
+    # At 100 dpi a point is 1.39 CSS px: no text below 9 pt (12.5 px) on the page.
     "font.size": 10,
     "axes.titlesize": 11,
     "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.title_fontsize": 9,
+    "figure.titlesize": 11,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=PALETTE) + mpl.cycler(linestyle=LINE_STYLES),
     "image.cmap": "RdBu_r",
     "legend.frameon": False,
     "svg.hashsalt": "posenc",
 }
+SMALLEST_FONT_POINTS = 9
 
 
 def use_book_style() -> None:
@@ -75,7 +96,7 @@ def heatmap(
     ax.grid(False)
     if annotate:
         for (row, column), entry in np.ndenumerate(matrix):
-            ax.text(column, row, f"{entry:.2f}", ha="center", va="center", fontsize=8)
+            ax.text(column, row, f"{entry:.2f}", ha="center", va="center", fontsize=9)
     if colorbar:
         ax.figure.colorbar(image, ax=ax)
     return image
@@ -90,7 +111,7 @@ def draw_plane_map(
     grid_lines: int = 2,
 ) -> None:
     """Draw what the 2x2 ``matrix`` does to the plane: the image of the integer grid (thin lines),
-    of the unit square (filled) and of the basis vectors e_1 (red) and e_2 (blue), over the
+    of the unit square (filled) and of the basis vectors e_1 (vermilion) and e_2 (blue), over the
     original square and basis (dashed). Axes are labelled x and y and kept at equal scale.
     """
     matrix = np.asarray(matrix, dtype=np.float64)
@@ -110,14 +131,14 @@ def draw_plane_map(
     ax.fill(
         moved[0],
         moved[1],
-        color="tab:orange",
+        color="#E69F00",
         alpha=0.35,
         zorder=2,
         label="image of the unit square",
     )
     for column, color, name, nudge in (
-        (0, "tab:red", "e₁", (0.08, -0.3)),
-        (1, "tab:blue", "e₂", (-0.3, 0.15)),
+        (0, "#D55E00", "e₁", (0.08, -0.3)),
+        (1, "#0072B2", "e₂", (-0.3, 0.15)),
     ):
         basis = np.eye(2)[:, column]
         ax.annotate(
@@ -142,7 +163,7 @@ def draw_plane_map(
             end[1] + nudge[1],
             f"M{name} = ({shown[0]:.2g}, {shown[1]:.2g})",
             color=color,
-            fontsize=8,
+            fontsize=9,
         )
     ax.set_xlim(-extent, extent)
     ax.set_ylim(-extent, extent)
