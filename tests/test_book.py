@@ -1,10 +1,13 @@
 """Checks of the book's structure: the table of contents and the notebook rules of ARCHITECTURE.md."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
+
+from posenc.book.plotting import SMALLEST_FONT_POINTS
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -83,10 +86,19 @@ def test_notebook_follows_the_rules(path):
             assert "image/svg+xml" not in output.get("data", {}), (
                 "figures must be PNG (SVG embeds a timestamp)"
             )
-        if "NBVAL_IGNORE_OUTPUT" in source:
+        # nbval is told by cell tags, never by a comment a reader would see.
+        assert "NBVAL" not in source, (
+            f"tag the cell nbval-ignore-output instead of a comment: {source[:80]}"
+        )
+        assert "noqa" not in source, f"no linter comment on the page: {source[:80]}"
+        if "nbval-ignore-output" in cell["metadata"].get("tags", []):
             assert "time" in source or "perf_counter" in source, (
                 "only timing output may be ignored by nbval"
             )
+        for size in re.findall(r"fontsize=([0-9.]+|\"[a-z-]+\"|'[a-z-]+')", source):
+            assert size.strip("\"'") not in ("small", "x-small", "xx-small") and (
+                not size[0].isdigit() or float(size) >= SMALLEST_FONT_POINTS
+            ), f"text below {SMALLEST_FONT_POINTS} pt in a figure: fontsize={size}"
     assert notebook["metadata"]["kernelspec"]["name"] == "python3"
 
 
@@ -127,7 +139,6 @@ def test_notebooks_are_stripped_of_volatile_metadata():
 
 
 def test_bibliography_parses_without_duplicate_keys():
-    import re
 
     from pybtex.database import parse_file
 
@@ -139,7 +150,6 @@ def test_bibliography_parses_without_duplicate_keys():
 
 def _erratum_boxes() -> set[str]:
     """The :name: of every Erratum admonition in the chapters."""
-    import re
 
     names = set()
     for path in NOTEBOOKS:
@@ -160,7 +170,6 @@ def _erratum_boxes() -> set[str]:
 
 
 def test_errata_appendix_lists_every_erratum_and_nothing_else():
-    import re
 
     appendix = (BOOK / "appendix_errata.ipynb").read_text(encoding="utf-8")
     listed = set(re.findall(r"<(erratum-[\w-]+)>", appendix))
@@ -174,41 +183,63 @@ def test_errata_appendix_lists_every_erratum_and_nothing_else():
     )
 
 
-CHAPTERS = [path for path in NOTEBOOKS if path.name[:2].isdigit()]
+def toc_chapters() -> dict[str, list[Path]]:
+    """Each numbered chapter of _toc.yml with the pages listed as its sections."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    chapters = {}
+
+    def pages(entry):
+        found = [resolve(entry["file"])]
+        for section in entry.get("sections") or []:
+            found += pages(section)
+        return found
+
+    for part in toc.get("parts", []):
+        if part.get("numbered"):
+            for entry in part["chapters"]:
+                chapters[entry["file"]] = pages(entry)
+    return chapters
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_chapter_has_three_exercises_with_hidden_asserting_solutions(path):
-    import re
-
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    exercises, solutions, current = [], {}, None
-    for cell in cells:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "markdown":
-            exercises += re.findall(
-                r"\{exercise\}[^\n]*\n(?::[^\n]*\n)*?:label: (\S+)", source
-            )
-            # Walk the gated markers in the order they appear in the cell.
-            for marker in re.finditer(
-                r"\{solution-start\} (\S+)\n:class: dropdown|\{solution-end\}", source
-            ):
-                current = marker.group(1)
-                if current is not None:
-                    solutions[current] = ""
-        elif current is not None:
-            solutions[current] += source + "\n"
+@pytest.mark.parametrize("chapter", sorted(toc_chapters()))
+def test_chapter_has_three_exercises_with_hidden_asserting_solutions(chapter):
+    exercises, solutions = [], {}
+    for path in toc_chapters()[chapter]:
+        if path.suffix != ".ipynb":
+            continue
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        current = None
+        for cell in cells:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "markdown":
+                exercises += [
+                    (path, label)
+                    for label in re.findall(
+                        r"\{exercise\}[^\n]*\n(?::[^\n]*\n)*?:label: (\S+)", source
+                    )
+                ]
+                # Walk the gated markers in the order they appear in the cell.
+                for marker in re.finditer(
+                    r"\{solution-start\} (\S+)\n:class: dropdown|\{solution-end\}",
+                    source,
+                ):
+                    current = marker.group(1)
+                    if current is not None:
+                        solutions[current] = ""
+            elif current is not None:
+                solutions[current] += source + "\n"
+    path = Path(chapter)
     assert len(exercises) >= 3, (
-        f"{path.name}: {len(exercises)} exercises, need at least 3"
+        f"{path.name}: {len(exercises)} exercises in the chapter, need at least 3"
     )
-    for label in exercises:
+    for page, label in exercises:
         assert label in solutions, (
-            f"{path.name}: exercise {label} has no hidden (dropdown) solution"
+            f"{page.name}: exercise {label} has no hidden (dropdown) solution"
         )
         code = solutions[label]
         assert re.search(
             r"\bassert\b|assert_allclose|assert_close|assert_array_equal", code
-        ), f"{path.name}: the solution of {label} asserts nothing"
+        ), f"{page.name}: the solution of {label} asserts nothing"
 
 
 def _repository_url() -> str:
@@ -218,7 +249,6 @@ def _repository_url() -> str:
 
 def test_links_to_the_repository_agree_with_config():
     """The repository address lives in _config.yml; the README's links must follow it."""
-    import re
 
     url = _repository_url()
     owner, name = url.removeprefix("https://github.com/").split("/")
