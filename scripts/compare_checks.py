@@ -29,13 +29,19 @@ def _notebooks_at(rev: str | None) -> dict[str, dict]:
         }
     names = subprocess.run(
         ["git", "ls-tree", "--name-only", rev, "book/"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split()
     return {
         name: json.loads(
             subprocess.run(
                 ["git", "show", f"{rev}:{name}"],
-                cwd=ROOT, check=True, capture_output=True, text=True,
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
             ).stdout
         )
         for name in names
@@ -61,7 +67,9 @@ def checks(notebooks: dict[str, dict]) -> tuple[collections.Counter, int]:
                 continue
             source = "".join(cell["source"])
             lines = [
-                line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))
+                line
+                for line in source.splitlines()
+                if not line.lstrip().startswith(("%", "!"))
             ]
             tree = ast.parse("\n".join(lines))
             for node in ast.walk(tree):
@@ -82,8 +90,12 @@ def main() -> int:
     after, compared_after = checks(_notebooks_at(None))
     gone = before - after
     new = after - before
-    print(f"checks at {sys.argv[1]}: {sum(before.values())}; now: {sum(after.values())}")
-    print(f"code cells with compared output at {sys.argv[1]}: {compared_before}; now: {compared_after}")
+    print(
+        f"checks at {sys.argv[1]}: {sum(before.values())}; now: {sum(after.values())}"
+    )
+    print(
+        f"code cells with compared output at {sys.argv[1]}: {compared_before}; now: {compared_after}"
+    )
     for check, count in sorted(gone.items()):
         print(f"GONE x{count}: {check[:160]}")
     for check, count in sorted(new.items()):

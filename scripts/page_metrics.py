@@ -27,7 +27,10 @@ def main() -> None:
         shown = [i for i in m["images"] if i["shown"] and i["designed"]]
         smallest = min((i["drawn"] / i["designed"] for i in shown), default=1.0)
         no_alt = sum(1 for i in m["images"] if not i["alt"])
-        first = any(i["in_main"] and i["shown"] and i["top"] + i.get("height", 0) / 2 <= 900 for i in m["images"])
+        first = any(
+            i["in_main"] and i["shown"] and i["top"] + i.get("height", 0) / 2 <= 900
+            for i in m["images"]
+        )
         print(
             f"{path.stem:38} {m['screens']:7.1f} {m['code_share']:5.0%} {smallest:7.0%} "
             f"{no_alt:6d} {len(m['tooling']):4d} {len(m['stray']):5d} "

@@ -247,7 +247,9 @@ METRICS = ROOT / "_build" / "page-metrics"
 
 MEASURE = r"""() => {
     const main = document.querySelector('main') || document.body;
-    const shown = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+    // Inside a closed toggle an element may keep its size but is not drawn: ask the browser.
+    const shown = el => { const r = el.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && el.checkVisibility({visibilityProperty: true}); };
     const height = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight);
     // Code a reader sees: cell sources and listings, not printed results.
     const boxes = [...main.querySelectorAll('div.cell_input, div.highlight')].filter(el =>
@@ -336,7 +338,9 @@ def test_page_reads_like_a_book(page_path, server, browser):
     page.goto(server + page_path, wait_until="load")
     if page.evaluate("() => Boolean(window.MathJax && window.MathJax.startup)"):
         page.evaluate("() => window.MathJax.startup.promise")
-    page.evaluate("() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))")
+    page.evaluate(
+        "() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))"
+    )
     wide = page.evaluate(MEASURE)
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(100)
@@ -345,7 +349,8 @@ def test_page_reads_like_a_book(page_path, server, browser):
     )
     (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
     page.screenshot(
-        path=str(SCREENSHOTS / "phone" / (Path(page_path).stem + ".png")), full_page=True
+        path=str(SCREENSHOTS / "phone" / (Path(page_path).stem + ".png")),
+        full_page=True,
     )
     context.close()
 
