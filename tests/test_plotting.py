@@ -51,3 +51,29 @@ def test_animation_html_needs_no_network():
     assert (
         "fa-play" in html
     )  # the player's icons, drawn by the theme's own Font Awesome
+
+
+def test_draw_plane_map_labels_are_legible_and_its_grid_solid():
+    """At a quarter of the column (a 2x2 grid at 6.8 in) the labels stay >= 9 pt, inside the
+    panel, and the image of the grid is drawn solid whatever the style's line cycle."""
+    # the book's style: its line cycle pairs each colour with a dash pattern
+    with matplotlib.rc_context(plotting.BOOK_STYLE):
+        fig, axes = plt.subplots(2, 2, figsize=(plotting.COLUMN_WIDTH, 6.8))
+        for ax, matrix in zip(
+            axes.flat,
+            ([[2, 0], [0, 2]], [[0, -1], [1, 0]], [[1, 1], [0, 1]], np.eye(2)),
+        ):
+            plotting.draw_plane_map(ax, matrix, title="map")
+            labels = [text for text in ax.texts if text.get_text().startswith("M")]
+            assert len(labels) == 2
+            for label in labels:
+                assert label.get_fontsize() >= plotting.SMALLEST_FONT_POINTS
+                x, y = label.get_position()
+                assert (
+                    label.get_transform() == ax.transAxes
+                    and 0 <= x <= 1
+                    and 0 <= y <= 1
+                )
+            grid = [line for line in ax.lines if line.get_color() == "0.75"]
+            assert grid and all(line.get_linestyle() == "-" for line in grid)
+        plt.close(fig)

@@ -112,7 +112,9 @@ def draw_plane_map(
 ) -> None:
     """Draw what the 2x2 ``matrix`` does to the plane: the image of the integer grid (thin lines),
     of the unit square (filled) and of the basis vectors e_1 (vermilion) and e_2 (blue), over the
-    original square and basis (dashed). Axes are labelled x and y and kept at equal scale.
+    original square and basis (dashed). Axes are labelled x and y and kept at equal scale; the
+    images of e_1 and e_2 are written in the upper left corner at 9 pt, so the panel stays
+    legible at a quarter of the text column.
     """
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.shape != (2, 2):
@@ -124,7 +126,8 @@ def draw_plane_map(
             np.stack([np.full_like(t, k), t]),
         ):
             image = matrix @ line
-            ax.plot(image[0], image[1], color="0.75", lw=0.6, zorder=1)
+            # solid: the style's cycle would otherwise give each grid line another dash
+            ax.plot(image[0], image[1], color="0.75", lw=0.6, linestyle="-", zorder=1)
     square = np.array([[0, 1, 1, 0, 0], [0, 0, 1, 1, 0]], dtype=np.float64)
     ax.plot(square[0], square[1], "k--", lw=0.8, zorder=2)
     moved = matrix @ square
@@ -136,9 +139,9 @@ def draw_plane_map(
         zorder=2,
         label="image of the unit square",
     )
-    for column, color, name, nudge in (
-        (0, "#D55E00", "e₁", (0.08, -0.3)),
-        (1, "#0072B2", "e₂", (-0.3, 0.15)),
+    for column, color, name, corner in (
+        (0, "#D55E00", "e₁", 0.96),
+        (1, "#0072B2", "e₂", 0.86),
     ):
         basis = np.eye(2)[:, column]
         ax.annotate(
@@ -158,16 +161,24 @@ def draw_plane_map(
         shown = (
             np.round(end, 10) + 0.0
         )  # no rounding noise such as cos(90°) = 6e-17 in the label
+        # The labels sit in the upper left corner, one line each, so that they never
+        # overlap an arrow or leave a small panel, whatever the matrix.
         ax.text(
-            end[0] + nudge[0],
-            end[1] + nudge[1],
+            0.03,
+            corner,
             f"M{name} = ({shown[0]:.2g}, {shown[1]:.2g})",
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
             color=color,
             fontsize=9,
+            bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1),
+            zorder=4,
         )
     ax.set_xlim(-extent, extent)
     ax.set_ylim(-extent, extent)
     ax.set_aspect("equal")
+    ax.grid(False)  # the image of the integer grid is the grid of this panel
     ax.axhline(0, color="0.4", lw=0.6)
     ax.axvline(0, color="0.4", lw=0.6)
     ax.set_title(title)
