@@ -17,9 +17,18 @@ validation logs no warning about it (checked here). :data:`REJECTED` lists confi
 transformers does not accept (its validation logs a warning naming the argument, or its code
 raises); the file records what transformers did with each, and posenc must reject them too.
 The file was made with transformers 5.24.0 (the newest release when it was regenerated); the
-code also runs with transformers 4.4x (``rope_scaling`` + ``rope_theta``).
+code also runs with transformers 4.4x (``rope_scaling`` + ``rope_theta``), except the
+``longrope`` cases, which are written for 5.x (``rope_parameters``).
 The case lists are built by :func:`cases` and :func:`rejected_cases`, which the tests import
 as well (no transformers there).
+
+LongRoPE (rope type ``longrope``) is computed twice per case, and the two must agree exactly:
+with posenc's factor as the ``factor`` of the rope parameters (and max_position_embeddings set
+to the original context, so that only the explicit factor can give the attention factor), and
+the way Phi-3's config.json gives it, without ``factor``, from max_position_embeddings /
+original_max_position_embeddings (transformers then logs advice to set ``factor``, which is
+not a rejection: :data:`LONGROPE_ADVICE`). Its published cases (:func:`published_longrope`)
+are read from the model configurations in ``book/data/model_configs/``.
 """
 
 from __future__ import annotations
@@ -35,12 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-OUTPUT = (
-    Path(__file__).resolve().parents[1]
-    / "tests"
-    / "golden"
-    / "rope_scaling_transformers.npz"
-)
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "tests" / "golden" / "rope_scaling_transformers.npz"
+MODEL_CONFIGS = ROOT / "book" / "data" / "model_configs"
 
 FACTORS = (2.0, 3.5, 8.0, 16.0, 40.0)
 DIMS = (64, 128)
@@ -75,6 +81,66 @@ LLAMA3_OPTION_SETS = (
     # L / low_freq_factor < 0 is below every wavelength: transformers divides every pair
     {"low_freq_factor": -1.0, "high_freq_factor": 4.0},
 )
+
+LONGROPE_DIMS = (64, 96, 128)
+LONGROPE_ORIGINALS = (2048, 4096, 32768)
+LONGROPE_FACTORS = (1.0, 2.0, 3.5, 16.0, 64.0)  # 32 is in the length grid
+LONGROPE_OPTION_SETS = (
+    {"attention_factor": 1.25},
+    {"attention_factor": 0.0},
+    {"attention_factor": 2},  # an int, as transformers' validation allows for longrope
+)
+# Phi-3's config.json has no "factor": transformers takes max_position_embeddings /
+# original_max_position_embeddings and logs this advice (a recommendation, not a rejection).
+LONGROPE_ADVICE = (
+    "to be used together with `max_position_embeddings` to determine a scaling"
+)
+# Published LongRoPE models: their stored config.json fields (book/data/model_configs/).
+PUBLISHED_LONGROPE = ("phi-3-mini-128k-instruct", "phi-3.5-mini-instruct")
+
+
+def longrope_lists(dim: int, factor: float) -> dict:
+    """Made-up short and long factors of dim/2 pairs, shaped like Phi-3's (rising with i).
+
+    short_factor rises from 1 to about 1.5, long_factor from 1 to about ``factor``; both wobble
+    (LongRoPE's searched factors are not smooth). Rounded to 6 digits, so they survive JSON.
+    """
+    n = dim // 2
+    short = [round(1.0 + 0.5 * (i / n) ** 2 + 0.05 * (i % 3), 6) for i in range(n)]
+    long = [
+        round(1.0 + (factor - 1.0) * (i / (n - 1)) ** 1.5 + 0.0625 * ((7 * i) % 5), 6)
+        for i in range(n)
+    ]
+    return {"short_factor": short, "long_factor": long}
+
+
+def published_longrope() -> list[dict]:
+    """The LongRoPE models of :data:`PUBLISHED_LONGROPE` as posenc arguments, short and long.
+
+    Derived here the way transformers reads a Phi-3 config.json: head dim hidden_size /
+    num_attention_heads, base rope_theta, original context original_max_position_embeddings,
+    factor max_position_embeddings / original_max_position_embeddings (rope_scaling has no
+    factor), and the lists as stored. Two cases each: no seq_len (short factors) and seq_len =
+    max_position_embeddings (long factors).
+    """
+    out = []
+    for name in PUBLISHED_LONGROPE:
+        config = json.loads((MODEL_CONFIGS / f"{name}.json").read_text())["config"]
+        scaling = config["rope_scaling"]
+        assert scaling["type"] in ("longrope", "su") and "factor" not in scaling, name
+        original = config["original_max_position_embeddings"]
+        case = {
+            "method": "longrope",
+            "dim": config["hidden_size"] // config["num_attention_heads"],
+            "base": float(config["rope_theta"]),
+            "factor": config["max_position_embeddings"] / original,
+            "original_max_position": original,
+            "short_factor": scaling["short_factor"],
+            "long_factor": scaling["long_factor"],
+        }
+        out += [case, {**case, "seq_len": config["max_position_embeddings"]}]
+    return out
+
 
 # Configurations of published models, as posenc.rope_scaling arguments (types as in config.json).
 PUBLISHED = (
@@ -144,6 +210,19 @@ PUBLISHED = (
         "low_freq_factor": 1.0,
         "high_freq_factor": 4.0,
     },
+    # Llama 3.2 1B Instruct: book/data/model_configs/llama-3.2-1b-instruct.json (read from
+    # kevinstephano/thunder_model_blocks, llama/llama_config.py): "rope_scaling": {"factor":
+    # 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings":
+    # 8192, "rope_type": "llama3"}, "rope_theta": 500000.0, "head_dim": 64.
+    {
+        "method": "llama3",
+        "dim": 64,
+        "base": 500000.0,
+        "factor": 32.0,
+        "original_max_position": 8192,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    },
 )
 
 _YARN = {
@@ -152,6 +231,14 @@ _YARN = {
     "base": 10000.0,
     "factor": 8.0,
     "original_max_position": 4096,
+}
+_LONGROPE = {
+    "method": "longrope",
+    "dim": 64,
+    "base": 10000.0,
+    "factor": 32.0,
+    "original_max_position": 4096,
+    **longrope_lists(64, 32.0),
 }
 _LLAMA3 = {
     "method": "llama3",
@@ -189,6 +276,28 @@ REJECTED = (
         {**_LLAMA3, "low_freq_factor": 0.0},
         "low_freq_factor",
     ),  # L / 0: ZeroDivisionError
+    # LongRoPE: validation warns about lists that are not dim/2 numbers, a factor below 1 and
+    # a negative attention_factor; a missing list is a KeyError; ln(1) = 0 a ZeroDivisionError
+    (
+        {**_LONGROPE, "short_factor": _LONGROPE["short_factor"][:-1]},
+        "short_factor",
+    ),
+    (
+        {**_LONGROPE, "long_factor": [*_LONGROPE["long_factor"], 2.0]},
+        "long_factor",
+    ),
+    ({**_LONGROPE, "short_factor": "1.0"}, "short_factor"),
+    (
+        {**_LONGROPE, "long_factor": ["1.0", *_LONGROPE["long_factor"][1:]]},
+        "long_factor",
+    ),
+    ({**_LONGROPE, "factor": 0.5}, "factor"),
+    ({**_LONGROPE, "attention_factor": -1.0}, "attention_factor"),
+    (
+        {k: v for k, v in _LONGROPE.items() if k != "long_factor"},
+        "long_factor",
+    ),
+    ({**_LONGROPE, "original_max_position": 1}, "original_max_position"),
 )
 
 
@@ -261,7 +370,55 @@ def cases() -> list[dict]:
                 **options,
             }
         )
+    out.extend(longrope_cases())
     out.extend(dict(case) for case in PUBLISHED)
+    out.extend(published_longrope())
+    return out
+
+
+def longrope_cases() -> list[dict]:
+    """LongRoPE on a grid: lengths below, at and above the original context, then factors
+    (the attention factor's default), given attention factors, and integer lists."""
+    out: list[dict] = []
+    for dim, base, original in itertools.product(
+        LONGROPE_DIMS, BASES, LONGROPE_ORIGINALS
+    ):
+        lengths = (None, original // 2, original, original + 1, 4 * original)
+        for seq_len in lengths:
+            case = {
+                "method": "longrope",
+                "dim": dim,
+                "base": base,
+                "factor": 32.0,
+                "original_max_position": original,
+                **longrope_lists(dim, 32.0),
+            }
+            out.append(case if seq_len is None else {**case, "seq_len": seq_len})
+    for factor, dim, original in itertools.product(
+        LONGROPE_FACTORS, LONGROPE_DIMS, (2048, 4096)
+    ):
+        out.append(
+            {
+                "method": "longrope",
+                "dim": dim,
+                "base": 10000.0,
+                "factor": factor,
+                "original_max_position": original,
+                **longrope_lists(dim, factor),
+            }
+        )
+    for options, seq_len in itertools.product(LONGROPE_OPTION_SETS, (None, 8192)):
+        case = {**_LONGROPE, **options}
+        out.append(case if seq_len is None else {**case, "seq_len": seq_len})
+    # whole numbers, as a config may hold them; long factors all s: Position Interpolation
+    for seq_len in (None, 8192):
+        case = {
+            **_LONGROPE,
+            "factor": 8,
+            "short_factor": [1] * 32,
+            "long_factor": [8] * 32,
+        }
+        out.append(case if seq_len is None else {**case, "seq_len": seq_len})
     return out
 
 
@@ -276,6 +433,7 @@ TRANSFORMERS_TYPE = {
     "dynamic": "dynamic",
     "yarn": "yarn",
     "llama3": "llama3",
+    "longrope": "longrope",
 }
 OPTION_DEFAULTS = {"llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0}}
 
@@ -291,12 +449,14 @@ def torch_float_is_float64():
     """
     import torch
 
-    saved = torch.float, torch.float32
+    saved = torch.float, torch.float32, torch.Tensor.float
     torch.float = torch.float32 = torch.float64
+    # longrope calls Tensor.float() (not looked up on the module): make that float64 too
+    torch.Tensor.float = lambda self, *args, **kwargs: self.to(torch.float64)
     try:
         yield
     finally:
-        torch.float, torch.float32 = saved
+        torch.float, torch.float32, torch.Tensor.float = saved
 
 
 @contextlib.contextmanager
@@ -324,10 +484,17 @@ def transformers_values(
 
     float32 as transformers returns it; with ``float64`` the same code run in float64.
     A warning from its rope validation is an AssertionError: the case is not accepted.
+    LongRoPE is computed both ways (see the module docstring), and they must agree exactly.
     """
     with rope_warnings() as messages:
         inv_freq, attention_factor = _values(case, float64=float64)
     assert not messages, (case, messages)
+    if case["method"] == "longrope":
+        with rope_warnings() as messages:
+            phi3_way = _values(case, float64=float64, factor_from_lengths=True)
+        assert not [m for m in messages if LONGROPE_ADVICE not in m], (case, messages)
+        assert np.array_equal(phi3_way[0], inv_freq), case
+        assert phi3_way[1] == attention_factor, case
     return inv_freq, attention_factor
 
 
@@ -346,7 +513,14 @@ def transformers_rejection(case: dict, argument: str) -> str:
     return f"warns: {naming[0]}"
 
 
-def _values(case: dict, *, float64: bool) -> tuple[np.ndarray, float]:
+def _values(
+    case: dict, *, float64: bool, factor_from_lengths: bool = False
+) -> tuple[np.ndarray, float]:
+    """One call of transformers' rope initialisation for ``case``, through a LlamaConfig.
+
+    ``factor_from_lengths`` (longrope only): leave ``factor`` out of the rope parameters and
+    set max_position_embeddings = factor * original context, as Phi-3's config.json does.
+    """
     from transformers import LlamaConfig
 
     method, dim, base = case["method"], case["dim"], case["base"]
@@ -359,12 +533,20 @@ def _values(case: dict, *, float64: bool) -> tuple[np.ndarray, float]:
     }
     options = {**OPTION_DEFAULTS.get(method, {}), **options}
     parameters: dict = {"rope_type": rope_type}
-    if method != "none":
+    if method != "none" and not factor_from_lengths:
         parameters["factor"] = case["factor"]
     original = case.get("original_max_position", 2048)
     if method in ("yarn", "llama3"):
         parameters["original_max_position_embeddings"] = original
         max_position = int(original * case["factor"])
+    elif method == "longrope":
+        parameters["original_max_position_embeddings"] = original
+        max_position = (
+            original  # the explicit factor alone must set the attention factor
+        )
+        if factor_from_lengths:
+            max_position = int(original * case["factor"])
+            assert max_position / original == case["factor"], case
     else:
         # dynamic NTK reads the original context from max_position_embeddings
         # (yarn and llama3 read original_max_position_embeddings); both are
@@ -418,6 +600,10 @@ def _call(config, rope_type: str, case: dict):
     elif rope_type == "dynamic":
         inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](
             config, None, seq_len=case["seq_len"]
+        )
+    elif rope_type == "longrope":
+        inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](
+            config, None, seq_len=case.get("seq_len")
         )
     else:
         inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, None)

@@ -16,7 +16,15 @@ CORE = {
     "scaling",
     "attention",
 }
-BOOK_TOOLS = {"naive", "criteria", "linear_maps", "precision", "notebook", "plotting"}
+BOOK_TOOLS = {
+    "naive",
+    "criteria",
+    "linear_maps",
+    "precision",
+    "notebook",
+    "plotting",
+    "presets",
+}
 HARNESS = {"bench"}
 
 

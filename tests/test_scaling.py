@@ -19,6 +19,8 @@ from posenc.scaling import (
     correction_range,
     dynamic_scale,
     llama3_ramp,
+    longrope_attention_factor,
+    longrope_factors,
     ntk_aware_base,
     ramp_pair_index,
     ramp_rotations,
@@ -39,6 +41,21 @@ def load_golden_script():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def longrope_options(dim: int) -> dict:
+    """Some short and long factors for dim/2 pairs (rising, as Phi-3's)."""
+    return {
+        "short_factor": [1.0 + 0.02 * i for i in range(dim // 2)],
+        "long_factor": [1.0 + 1.5 * i for i in range(dim // 2)],
+    }
+
+
+def options_for(method: str, dim: int = 64) -> dict:
+    """What rope_scaling needs beyond factor for ``method``: seq_len, LongRoPE's lists."""
+    if method == "dynamic":
+        return {"seq_len": 9000}
+    return longrope_options(dim) if method == "longrope" else {}
 
 
 def call(case: dict) -> tuple[np.ndarray, float]:
@@ -72,10 +89,12 @@ def test_golden_file_is_the_scripts_grid(golden):
     assert meta["cases"] == load_golden_script().cases()
     assert meta["transformers"] and meta["torch"].startswith("2.13.0")
     covered = {case["method"] for case, *_ in rows}
-    assert covered == {"none", "linear", "dynamic", "yarn", "llama3"}
-    factors = {case.get("factor") for case, *_ in rows}
+    assert covered == {"none", "linear", "dynamic", "yarn", "llama3", "longrope"}
+    # the grid of the older methods (LongRoPE's: see the LongRoPE section)
+    older = [row for row in rows if row[0]["method"] != "longrope"]
+    factors = {case.get("factor") for case, *_ in older}
     assert min(f for f in factors if f) == 2.0 and max(f for f in factors if f) == 40.0
-    assert {case["dim"] for case, *_ in rows} == {64, 128}
+    assert {case["dim"] for case, *_ in older} == {64, 128}
     assert {case["base"] for case, *_ in rows} >= {1e4, 1e6}
     originals = {case.get("original_max_position") for case, *_ in rows} - {None}
     assert min(originals) == 2048 and max(originals) == 32768
@@ -107,6 +126,9 @@ def test_golden_file_is_the_scripts_grid(golden):
         all(dict(case) in meta["cases"] for case in script.PUBLISHED)
         and len(script.PUBLISHED) >= 4
     )
+    phi3 = script.published_longrope()
+    assert len(phi3) == 2 * len(script.PUBLISHED_LONGROPE) >= 4
+    assert all(case in meta["cases"] for case in phi3)
     assert [(row["case"], row["argument"]) for row in meta["rejected"]] == [
         (row["case"], row["argument"]) for row in script.rejected_cases()
     ]
@@ -419,8 +441,8 @@ def test_yarn_attention_factor_and_mscale():
     )
     assert rope_scaling("yarn", 64, factor=16.0, attention_factor=1.5)[1] == 1.5
     for method in METHODS:
-        if method not in ("yarn", "none"):
-            extra = {"seq_len": 9000} if method == "dynamic" else {}
+        if method not in ("yarn", "none", "longrope"):
+            extra = options_for(method)
             assert rope_scaling(method, 64, factor=16.0, **extra)[1] == 1.0
 
 
@@ -552,7 +574,7 @@ def test_apply_rope_takes_what_rope_scaling_returns_and_logits_scale_by_the_squa
     )
     np.testing.assert_allclose(scaled, factor**2 * plain, rtol=1e-12)
     for method in METHODS:
-        extra = {"seq_len": 9000} if method == "dynamic" else {}
+        extra = options_for(method)
         inv_freq, factor = rope_scaling(
             method, 64, factor=1.0 if method == "none" else 4.0, **extra
         )
@@ -560,6 +582,250 @@ def test_apply_rope_takes_what_rope_scaling_returns_and_logits_scale_by_the_squa
             apply_rope(q, positions, inv_freq=inv_freq, attention_factor=factor).shape
             == q.shape
         )
+
+
+# ---------------------------------------------------------------- LongRoPE
+
+
+def test_golden_longrope_cases_cover_the_switch_and_the_attention_factor(golden):
+    _, rows = golden
+    longrope = [row for row in rows if row[0]["method"] == "longrope"]
+    assert {case["dim"] for case, *_ in longrope} == {64, 96, 128}
+    relative = {
+        "none"
+        if "seq_len" not in case
+        else case["seq_len"] / case["original_max_position"]
+        for case, *_ in longrope
+    }
+    assert {"none", 1.0, 4.0} <= relative and min(relative - {"none"}) < 1
+    assert any(
+        case.get("seq_len") == case["original_max_position"] + 1
+        for case, *_ in longrope
+    )
+    assert {case.get("attention_factor") for case, *_ in longrope} >= {None, 0.0, 1.25}
+    assert {case["factor"] for case, *_ in longrope} >= {1.0, 2.0, 32.0}
+    # transformers switches to the long factors one position past L, as posenc does
+    by_length = {}
+    for case, _, ref64, factor in longrope:
+        if case["dim"] == 64 and case["base"] == 1e4 and "attention_factor" not in case:
+            key = (case["original_max_position"], case["factor"], case.get("seq_len"))
+            by_length[key] = (ref64, factor)
+    theta = rope_inv_freq(64, 1e4)
+    for original in (2048, 4096, 32768):
+        lists = {k: np.array(v) for k, v in longrope_lists(64, 32.0).items()}
+        for seq_len, name in [
+            (None, "short_factor"),
+            (original, "short_factor"),
+            (original + 1, "long_factor"),
+            (4 * original, "long_factor"),
+        ]:
+            ref64, factor = by_length[(original, 32.0, seq_len)]
+            np.testing.assert_allclose(ref64, theta / lists[name], rtol=1e-14)
+            assert factor == pytest.approx(
+                math.sqrt(1 + math.log(32) / math.log(original)), rel=1e-15
+            )
+
+
+def test_phi3_models_give_transformers_values(golden):
+    """Phi-3-mini-128k and Phi-3.5-mini as their config.json reaches transformers (no factor)."""
+    _, rows = golden
+    published = load_golden_script().published_longrope()
+    found = [(case, ref64, f) for case, _, ref64, f in rows if case in published]
+    assert len(found) == len(published) == 4
+    for case, ref64, attention_factor in found:
+        inv_freq, ours = call(case)
+        np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12, atol=0)
+        assert ours == attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-15)
+        assert case["dim"] == 96 and case["factor"] == 32.0
+    # past 4096 positions the slowest pair turns over 20 times slower than below
+    for short, long in zip(found[::2], found[1::2]):
+        assert "seq_len" not in short[0] and long[0]["seq_len"] == 131072
+        ratio = long[0]["long_factor"][-1] / short[0]["short_factor"][-1]
+        assert short[1][-1] / long[1][-1] == pytest.approx(ratio, rel=1e-12)
+        assert ratio > 20
+
+
+def longrope_lists(dim, factor):
+    return load_golden_script().longrope_lists(dim, factor)
+
+
+def longrope_by_loop(dim, base, factors):
+    """theta'_i = 1 / (lambda_i base^(2i/dim)), pair by pair with Python floats."""
+    return np.array(
+        [1.0 / (factors[i] * base ** (2 * i / dim)) for i in range(dim // 2)]
+    )
+
+
+@pytest.mark.parametrize(
+    "dim,base,original", [(96, 1e4, 4096), (64, 5e5, 8192), (8, 100.0, 16)]
+)
+def test_longrope_matches_a_loop(dim, base, original):
+    options = longrope_options(dim)
+    for seq_len, name in [(None, "short_factor"), (original + 1, "long_factor")]:
+        inv_freq, _ = rope_scaling(
+            "longrope",
+            dim,
+            base=base,
+            factor=32.0,
+            original_max_position=original,
+            seq_len=seq_len,
+            **options,
+        )
+        expected = longrope_by_loop(dim, base, options[name])
+        np.testing.assert_allclose(inv_freq, expected, rtol=4e-16 * dim, atol=0)
+
+
+@given(
+    half_dim=st.integers(1, 80),
+    base=st.floats(10.0, 1e7),
+    factor=st.floats(1.0, 64.0),
+    original=st.integers(2, 200_000),
+    past=st.booleans(),
+)
+def test_longrope_with_every_factor_s_is_position_interpolation(
+    half_dim, base, factor, original, past
+):
+    dim = 2 * half_dim
+    same = [factor] * half_dim
+    seq_len = original + 1 if past else original
+    inv_freq, attention_factor = rope_scaling(
+        "longrope",
+        dim,
+        base=base,
+        factor=factor,
+        original_max_position=original,
+        seq_len=seq_len,
+        short_factor=same,
+        long_factor=same,
+    )
+    linear, _ = rope_scaling("linear", dim, base=base, factor=factor)
+    np.testing.assert_array_equal(inv_freq, linear)
+    assert attention_factor >= 1.0
+
+
+def test_longrope_switches_to_the_long_factors_past_the_original_context():
+    options = longrope_options(16)
+    theta = rope_inv_freq(16, 1e4)
+
+    def frequencies_at(seq_len):
+        return rope_scaling(
+            "longrope",
+            16,
+            factor=4.0,
+            original_max_position=4096,
+            seq_len=seq_len,
+            **options,
+        )
+
+    for seq_len in (None, 1, 4095, 4096):
+        np.testing.assert_array_equal(
+            frequencies_at(seq_len)[0], theta / np.array(options["short_factor"])
+        )
+    for seq_len in (4097, 40960):
+        np.testing.assert_array_equal(
+            frequencies_at(seq_len)[0], theta / np.array(options["long_factor"])
+        )
+    # one attention factor for short and long sequences
+    assert len({frequencies_at(n)[1] for n in (None, 10, 4096, 4097)}) == 1
+
+
+def test_longrope_attention_factor():
+    # Phi-3-mini-128k: 131072 / 4096 = 32 = 2**5 over 4096 = 2**12: sqrt(1 + 5/12)
+    assert longrope_attention_factor(32.0, 4096) == pytest.approx(
+        math.sqrt(17 / 12), rel=1e-15
+    )
+    assert longrope_attention_factor(1.0, 4096) == 1.0
+    assert longrope_attention_factor(1.0, 1) == 1.0
+    assert longrope_attention_factor(32.0, 4096, attention_factor=1.5) == 1.5
+    assert longrope_attention_factor(32.0, 1, attention_factor=0) == 0.0
+    factors = [
+        longrope_attention_factor(s, 4096) for s in (1.0, 1.5, 2.0, 8.0, 32.0, 1e6)
+    ]
+    assert factors == sorted(factors) and len(set(factors)) == len(factors)
+    _, given = rope_scaling(
+        "longrope", 8, factor=16.0, attention_factor=2, **longrope_options(8)
+    )
+    assert given == 2.0 and isinstance(given, float)
+    with pytest.raises(ValueError, match="original_max_position"):
+        longrope_attention_factor(2.0, 1)
+    with pytest.raises(ValueError, match="attention_factor"):
+        longrope_attention_factor(2.0, 4096, attention_factor=-0.5)
+
+
+def test_longrope_factors_accept_lists_tuples_and_arrays_of_numbers():
+    expected = np.array([1.0, 2.5, 3.0])
+    for value in (
+        [1, 2.5, 3.0],
+        (1.0, 2.5, 3),
+        np.array([1.0, 2.5, 3.0], dtype=np.float32),
+        np.array([1, 2.5, 3]),
+        [np.float32(1.0), np.float64(2.5), np.int64(3)],
+    ):
+        factors = longrope_factors(value, "short_factor", 6)
+        assert factors.dtype == np.float64
+        np.testing.assert_array_equal(factors, expected)
+
+
+@pytest.mark.parametrize(
+    "change,error,message",
+    [
+        (
+            {"short_factor": [1.0] * 7},
+            ValueError,
+            "short_factor must be a list of dim/2 = 8",
+        ),
+        (
+            {"long_factor": [1.0] * 9},
+            ValueError,
+            "long_factor must be a list of dim/2 = 8",
+        ),
+        ({"short_factor": [1.0]}, ValueError, "short_factor"),  # never broadcast
+        ({"short_factor": 1.0}, TypeError, "short_factor"),
+        ({"long_factor": "1.0"}, TypeError, "long_factor"),
+        ({"long_factor": {i: 1.0 for i in range(8)}}, TypeError, "long_factor"),
+        ({"short_factor": np.ones((2, 4))}, ValueError, "short_factor"),
+        ({"short_factor": np.array(["1"] * 8)}, TypeError, "short_factor"),
+        ({"short_factor": [1.0] * 7 + [0.0]}, ValueError, "short_factor .* at index 7"),
+        ({"long_factor": [-1.0] + [1.0] * 7}, ValueError, "long_factor .* at index 0"),
+        ({"long_factor": [1.0, math.nan] + [1.0] * 6}, ValueError, "long_factor"),
+        ({"short_factor": [math.inf] + [1.0] * 7}, ValueError, "short_factor"),
+        ({"short_factor": [True] + [1.0] * 7}, TypeError, "short_factor"),
+        ({"long_factor": ["2"] + [1.0] * 7}, TypeError, "long_factor .* at index 0"),
+        ({"long_factor": [None] * 8}, TypeError, "long_factor"),
+        (
+            {"short_factor": None},
+            ValueError,
+            r"requires the option\(s\) \['short_factor'\]",
+        ),
+        ({"attention_factor": -1.0}, ValueError, "attention_factor"),
+        ({"attention_factor": "1"}, TypeError, "attention_factor"),
+        ({"attention_factor": math.nan}, ValueError, "attention_factor"),
+        ({"factor": 0.5}, ValueError, "factor"),
+        ({"seq_len": 0}, ValueError, "seq_len"),
+        ({"seq_len": 10.0}, TypeError, "seq_len"),
+        ({"original_max_position": 1}, ValueError, "original_max_position"),
+        ({"mscale": 1.0}, ValueError, "mscale"),
+    ],
+)
+def test_longrope_bad_input_names_the_argument(change, error, message):
+    kwargs = {"factor": 4.0, "original_max_position": 4096, **longrope_options(16)}
+    with pytest.raises(error, match=message):
+        rope_scaling("longrope", 16, **{**kwargs, **change})
+
+
+def test_longrope_checks_the_list_it_does_not_use():
+    options = longrope_options(16)
+    for seq_len, unused in ((None, "long_factor"), (9000, "short_factor")):
+        with pytest.raises(ValueError, match=unused):
+            rope_scaling(
+                "longrope",
+                16,
+                original_max_position=4096,
+                seq_len=seq_len,
+                **{**options, unused: [1.0] * 3},
+            )
+    with pytest.raises(ValueError, match=r"\['short_factor', 'long_factor'\]"):
+        rope_scaling("longrope", 16)
 
 
 # ---------------------------------------------------------------- the pieces the chapter plots

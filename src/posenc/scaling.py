@@ -15,7 +15,11 @@ in place of ``theta_i = base**(-2i/dim)``:
   (Peng et al. 2023);
 * ``"yarn"``: YaRN, the same frequencies plus the attention factor
   0.1 ln s + 1;
-* ``"llama3"``: Llama 3.1's rule from Meta's reference code.
+* ``"llama3"``: Llama 3.1's rule from Meta's reference code;
+* ``"longrope"``: LongRoPE (Ding et al. 2024, arXiv:2402.13753), as Phi-3
+  uses it: a searched factor per pair, theta_i / lambda_i, one list for
+  short and one for long sequences, and the attention factor
+  sqrt(1 + ln s / ln L).
 
 Each method is one small function, ``compute_<method>``, that takes the
 checked arguments (:class:`RopeArguments`) and the method's options and
@@ -53,14 +57,21 @@ or zero ``beta_fast`` / ``beta_slow`` means 32 / 1, an ``attention_factor``
 overrides both mscales. A value that ``transformers``' validation flags as
 invalid (it logs a warning and computes anyway: factor < 1, beta_fast <
 beta_slow, a negative attention_factor, high_freq_factor <=
-low_freq_factor) or that makes its code raise is a ValueError here, naming
-the argument. One exception: ``truncate`` must be True or False, while
-``transformers`` takes any value for its truth (None counts as False).
+low_freq_factor, a short_factor or long_factor that is not a list of
+dim/2 numbers) or that makes its code raise is a ValueError here, naming
+the argument. Exceptions, where posenc is stricter or looser on purpose:
+``truncate`` must be True or False, while ``transformers`` takes any value
+for its truth (None counts as False); LongRoPE's ``short_factor`` and
+``long_factor`` must hold finite numbers > 0 (``transformers`` takes 0, a
+negative number, NaN and True without a warning and computes an infinite,
+negative or NaN frequency), and may be a tuple or a 1-D numpy array as well
+as a list (``transformers`` warns about anything but a list).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -433,6 +444,81 @@ def llama3_ramp(
     return ramp_rotations(rotations, low, high)
 
 
+def longrope_factors(value: object, name: str, dim: int) -> np.ndarray:
+    """LongRoPE's per-pair factors lambda_i, checked, as float64, (dim/2,).
+
+    ``value``: a list, tuple or 1-D numpy array of dim/2 finite real
+    numbers > 0, one per pair i = 0 .. dim/2 - 1 (``short_factor`` or
+    ``long_factor`` of a Phi-3 ``config.json``); ``name`` is the argument's
+    name for the errors. None, a string, a mapping or any other object is a
+    TypeError (None: the option is missing); a wrong length, a bool or
+    non-number entry, 0, a negative number, NaN or infinity is a ValueError
+    or TypeError naming ``name`` and the index of the entry. Nothing is
+    broadcast: a single number is not a list of factors.
+    """
+    dim = check_even_positive_int(dim, "dim")
+    expected = f"a list of dim/2 = {dim // 2} numbers > 0, one per pair"
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise ValueError(f"{name} must be {expected}, got shape {value.shape}")
+        if value.dtype == bool or not (
+            np.issubdtype(value.dtype, np.integer)
+            or np.issubdtype(value.dtype, np.floating)
+        ):
+            raise TypeError(f"{name} must hold real numbers, got dtype {value.dtype}")
+        entries = [float(entry) for entry in value]
+    elif isinstance(value, (list, tuple)):
+        for index, entry in enumerate(value):
+            if isinstance(entry, bool) or not isinstance(entry, numbers.Real):
+                raise TypeError(
+                    f"{name} must hold real numbers, got {entry!r} of type "
+                    f"{type(entry).__name__} at index {index}"
+                )
+        entries = [float(entry) for entry in value]
+    else:
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}")
+    if len(entries) != dim // 2:
+        raise ValueError(f"{name} must be {expected}, got {len(entries)} entries")
+    for index, entry in enumerate(entries):
+        if not (math.isfinite(entry) and entry > 0):
+            raise ValueError(
+                f"{name} must hold finite numbers > 0, got {entry} at index {index}"
+            )
+    return np.array(entries, dtype=np.float64)
+
+
+def longrope_attention_factor(
+    factor: float, original_max_position: int, attention_factor: float | None = None
+) -> float:
+    """The number LongRoPE multiplies cos and sin by, as transformers chooses it.
+
+    ``attention_factor`` if given (not None; finite and >= 0), as is.
+    Otherwise sqrt(1 + ln s / ln L) for s = ``factor`` > 1 and
+    L = ``original_max_position`` in positions, and 1 for s = 1: the default
+    of ``transformers``' ``_compute_longrope_parameters`` (its comment calls
+    it the paper's suggestion). For Phi-3, s is the target context over the
+    original one, max_position_embeddings / original_max_position_embeddings
+    (131072 / 4096 = 32 gives sqrt(1 + 5/12) = 1.1902). The factor does not
+    depend on the current length: short and long sequences share it. L = 1
+    with s > 1 divides by ln 1 = 0, a ValueError naming
+    ``original_max_position`` (``transformers`` raises ZeroDivisionError).
+    """
+    factor = check_factor(factor)
+    original_max_position = check_positive_int(
+        original_max_position, "original_max_position"
+    )
+    if attention_factor is not None:
+        return _check_attention_factor(attention_factor)
+    if factor == 1.0:
+        return 1.0
+    if original_max_position == 1:
+        raise ValueError(
+            "original_max_position must be at least 2 for LongRoPE's attention "
+            "factor sqrt(1 + ln(factor) / ln(original_max_position)), got 1"
+        )
+    return math.sqrt(1.0 + math.log(factor) / math.log(original_max_position))
+
+
 # --------------------------------------------------- one function per method
 
 
@@ -442,8 +528,8 @@ class RopeArguments:
 
     ``dim``: even head dimension; ``base``: RoPE base b; ``factor``: s >= 1;
     ``original_max_position``: L, the trained context in positions;
-    ``seq_len``: the current length (set for methods that need it, else
-    None). :func:`rope_scaling` builds it after its one shared check.
+    ``seq_len``: the current length (set for methods that read it, when
+    given; else None). :func:`rope_scaling` builds it after its one shared check.
     """
 
     dim: int
@@ -565,6 +651,35 @@ def compute_llama3(
     return blend_frequencies(rope.theta, rope.factor, gamma), 1.0
 
 
+def compute_longrope(
+    rope: RopeArguments,
+    *,
+    short_factor: object,
+    long_factor: object,
+    attention_factor: float | None,
+) -> tuple[np.ndarray, float]:
+    """LongRoPE (Ding et al. 2024) as Phi-3 and ``transformers`` run it.
+
+    theta'_i = theta_i / lambda_i, one searched factor lambda_i per pair
+    (:func:`longrope_factors`): ``long_factor`` when seq_len > L =
+    original_max_position, ``short_factor`` when seq_len <= L or seq_len is
+    not given (as ``transformers``' ``_compute_longrope_parameters``, which
+    its rotary module calls with the longest position + 1). Both lists are
+    checked whichever is used. The attention factor is
+    :func:`longrope_attention_factor` of s = ``rope.factor``: pass the
+    target context over L as the factor (Phi-3's max_position_embeddings /
+    original_max_position_embeddings). Equal factors lambda_i = s are
+    Position Interpolation, theta_i / s.
+    """
+    short = longrope_factors(short_factor, "short_factor", rope.dim)
+    long = longrope_factors(long_factor, "long_factor", rope.dim)
+    is_long = rope.seq_len is not None and rope.seq_len > rope.original_max_position
+    inv_freq = rope.theta / (long if is_long else short)
+    return inv_freq, longrope_attention_factor(
+        rope.factor, rope.original_max_position, attention_factor
+    )
+
+
 # ------------------------------------------------------------------ the table
 
 
@@ -575,18 +690,33 @@ class ScalingMethod:
     ``function`` gets the checked :class:`RopeArguments` and, as keywords,
     every option in ``options`` (given or default; None means "not given")
     and returns ``(inv_freq, attention_factor)``. ``needs_seq_len``: the
-    method reads ``seq_len``, which is then required (every other method
-    rejects it); ``takes_factor``: False if the factor must be 1.
+    method reads ``seq_len``, which is then required; ``optional_seq_len``:
+    the method reads ``seq_len`` if it is given and works without it (every
+    method with neither rejects it); ``takes_factor``: False if the factor
+    must be 1; ``required``: the options that must be given (not None).
     """
 
     function: Callable[..., tuple[np.ndarray, float]]
     options: Mapping[str, object] = field(default_factory=dict)
     needs_seq_len: bool = False
     takes_factor: bool = True
+    optional_seq_len: bool = False
+    required: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         read_only = MappingProxyType(dict(self.options))
         object.__setattr__(self, "options", read_only)
+        object.__setattr__(self, "required", tuple(self.required))
+        unknown = sorted(set(self.required) - set(read_only))
+        if unknown:
+            raise ValueError(f"required options {unknown} are not among the options")
+        if self.needs_seq_len and self.optional_seq_len:
+            raise ValueError("needs_seq_len and optional_seq_len exclude each other")
+
+    @property
+    def reads_seq_len(self) -> bool:
+        """Whether the method takes ``seq_len`` at all (required or optional)."""
+        return self.needs_seq_len or self.optional_seq_len
 
 
 _RAMP = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True}
@@ -604,6 +734,12 @@ SCALING_METHODS: dict[str, ScalingMethod] = {
     ),
     "llama3": ScalingMethod(
         compute_llama3, {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    ),
+    "longrope": ScalingMethod(
+        compute_longrope,
+        {"short_factor": None, "long_factor": None, "attention_factor": None},
+        optional_seq_len=True,
+        required=("short_factor", "long_factor"),
     ),
 }
 
@@ -631,9 +767,11 @@ def _check_arguments(
     """The one check of :func:`rope_scaling`'s arguments, for every method.
 
     Returns the checked arguments and the method's options, defaults
-    filled in. The options' values are checked by the functions that use
-    them (:func:`correction_range`, :func:`yarn_attention_factor`,
-    :func:`llama3_ramp`).
+    filled in. A required option (the table's ``required``) that is
+    missing or None is a ValueError naming it; the options' values are
+    checked by the functions that use them (:func:`correction_range`,
+    :func:`yarn_attention_factor`, :func:`llama3_ramp`,
+    :func:`longrope_factors`).
     """
     method = check_choice(method, "method", SCALING_METHODS)
     entry = SCALING_METHODS[method]
@@ -644,16 +782,21 @@ def _check_arguments(
         original_max_position, "original_max_position"
     )
     check_options(options, entry.options, f"method {method!r}")
-    if entry.needs_seq_len:
-        if seq_len is None:
-            raise ValueError(
-                f"seq_len is required for method {method!r} "
-                "(the current sequence length)"
-            )
-        seq_len = check_positive_int(seq_len, "seq_len")
+    missing = [name for name in entry.required if options.get(name) is None]
+    if missing:
+        raise ValueError(
+            f"method {method!r} requires the option(s) {missing} (missing or None)"
+        )
+    if entry.needs_seq_len and seq_len is None:
+        raise ValueError(
+            f"seq_len is required for method {method!r} (the current sequence length)"
+        )
+    if entry.reads_seq_len:
+        if seq_len is not None:
+            seq_len = check_positive_int(seq_len, "seq_len")
     elif seq_len is not None:
         users = [
-            repr(name) for name, entry in SCALING_METHODS.items() if entry.needs_seq_len
+            repr(name) for name, entry in SCALING_METHODS.items() if entry.reads_seq_len
         ]
         raise ValueError(
             f"seq_len is only used by method {', '.join(users)}, "
@@ -682,20 +825,26 @@ def rope_scaling(
     ``method``: one of :data:`METHODS`; ``dim``: even head dimension;
     ``base``: RoPE base; ``factor``: s >= 1; ``original_max_position``: L,
     the trained context in positions; ``seq_len``: current length, needed
-    by (and only by) ``"dynamic"``; ``options``: those the method takes in
-    :data:`SCALING_METHODS` (beta_fast, beta_slow, truncate, mscale,
-    mscale_all_dim, attention_factor, low_freq_factor, high_freq_factor).
+    by ``"dynamic"``, optional for ``"longrope"`` (long factors when
+    seq_len > original_max_position, else short), rejected by the others;
+    ``options``: those the method takes in :data:`SCALING_METHODS`
+    (beta_fast, beta_slow, truncate, mscale, mscale_all_dim,
+    attention_factor, low_freq_factor, high_freq_factor, short_factor,
+    long_factor). For ``"longrope"``, ``factor`` is the target context over
+    original_max_position (Phi-3: max_position_embeddings /
+    original_max_position_embeddings); it sets only the attention factor.
 
     Returns ``(inv_freq, attention_factor)``: inv_freq, shape (dim/2,),
     float64, in radians per position; attention_factor multiplies cos and
     sin (q.k logits scale by its square) and is 1.0 for every method but
-    ``"yarn"``. Pass both to :func:`posenc.apply_rope`.
+    ``"yarn"`` and ``"longrope"``. Pass both to :func:`posenc.apply_rope`.
 
     Options are read as ``transformers`` reads them (see the module
     docstring): beta_fast / beta_slow None or 0 mean 32 / 1, and beta_fast
     may equal beta_slow (:func:`correction_range`); for the attention
-    factor see :func:`yarn_attention_factor`, for Llama 3.1 see
-    :func:`llama3_ramp`.
+    factor see :func:`yarn_attention_factor` and
+    :func:`longrope_attention_factor`, for Llama 3.1 see
+    :func:`llama3_ramp`, for LongRoPE's lists :func:`longrope_factors`.
 
     Checks the arguments once (:func:`_check_arguments`), looks the
     method up in :data:`SCALING_METHODS` and calls its function.

@@ -2,7 +2,8 @@
 
 ``naive`` and ``criteria`` (chapter 1), ``linear_maps`` (chapter 3's primer), ``precision``
 (the performance appendix; imports torch), ``notebook`` (the set-up call every chapter's
-first cell makes) and ``plotting`` (the figure style; imports matplotlib). They may import
+first cell makes), ``plotting`` (the figure style; imports matplotlib) and ``presets``
+(published models' RoPE settings, chapter 5). They may import
 the core (``posenc``); the core never imports them (ARCHITECTURE.md). Importing this package
 imports neither torch nor matplotlib.
 """

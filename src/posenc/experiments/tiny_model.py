@@ -24,7 +24,7 @@ from posenc._validation import (
     check_positive_int,
 )
 from posenc.rope import apply_rope
-from posenc.scaling import METHODS, rope_scaling
+from posenc.scaling import METHODS, SCALING_METHODS, rope_scaling
 
 LAYOUT = "half"  # pairs (x[i], x[i + dim/2]), as GPT-NeoX and Hugging Face LLaMA
 
@@ -65,8 +65,9 @@ class RopeSpec:
     """A RoPE scaling method and its options, as passed to :func:`posenc.rope_scaling`.
 
     ``factor`` is s (1 for ``"none"``), ``original_max_position`` the training length L.
-    ``"dynamic"`` gets ``seq_len`` = the length of the sequence it is applied to, as
-    transformers does in a full forward pass. ``options``: the method's extra options
+    ``"dynamic"`` (and ``"longrope"``, which switches to its long factors past L) gets
+    ``seq_len`` = the length of the sequence it is applied to, as transformers does in a
+    full forward pass. ``options``: the method's extra options
     (beta_fast, beta_slow, ... ) as a tuple of (name, value) pairs, so the spec is hashable.
     """
 
@@ -89,7 +90,7 @@ class RopeSpec:
             base=base,
             factor=self.factor,
             original_max_position=self.original_max_position,
-            seq_len=seq_len if self.method == "dynamic" else None,
+            seq_len=seq_len if SCALING_METHODS[self.method].reads_seq_len else None,
             **dict(self.options),
         )
 
