@@ -321,3 +321,85 @@ def scaling_grid(
         for factor in FACTORS
     ]
     return {"settings": settings, "attention": attention, "turns": turns}
+
+
+# ----------------------------------------------------------------- chapter 6
+
+
+def experiment_grid(results_by_seed: dict[int, dict], bin_width: int = 64) -> dict:
+    """Chapter 6's passkey accuracies of the base model, per seed and across seeds.
+
+    ``results_by_seed``: :func:`posenc.experiments.context_extension.read_all_results`.
+    Returns ``"by_length"``: accuracy over all needles for every method, length and seed
+    (``seed`` a number, ``statistic`` "seed"), plus, over the seeds, the mean, lowest and
+    highest (``statistic`` "mean" with ``low``, ``high``); ``"by_distance"``: the same per
+    distance bin of ``bin_width`` tokens at every length (``distance`` the middle of the bin,
+    :func:`posenc.experiments.context_extension.accuracy_by_distance`). Base model only,
+    each method at its tuning factor, as the chapter's main figures.
+    """
+    from posenc.experiments import context_extension as ce
+
+    bin_width = check_even_positive_int(bin_width, "bin_width")
+    if not results_by_seed:
+        raise ValueError("results_by_seed must hold at least one seed")
+    by_length, by_distance = [], []
+    per_cell: dict[tuple, list[float]] = {}
+    per_bin: dict[tuple, list[float]] = {}
+    for seed in sorted(results_by_seed):
+        results = results_by_seed[seed]
+        for cell in results["cells"]:
+            if cell["model"] != "base":
+                continue
+            method, length = cell["method"], cell["length"]
+            accuracy = float(ce.cell_correct(cell).mean())
+            by_length.append(
+                {
+                    "method": method,
+                    "length": length,
+                    "statistic": "seed",
+                    "seed": seed,
+                    "accuracy": rounded(accuracy),
+                }
+            )
+            per_cell.setdefault((method, length), []).append(accuracy)
+            starts, counts, accuracies = ce.accuracy_by_distance(
+                results, cell, bin_width
+            )
+            for start, count, value in zip(starts, counts, accuracies):
+                if count == 0:
+                    continue
+                distance = int(start + bin_width // 2)
+                by_distance.append(
+                    {
+                        "method": method,
+                        "length": length,
+                        "statistic": "seed",
+                        "seed": seed,
+                        "distance": distance,
+                        "accuracy": rounded(value),
+                    }
+                )
+                per_bin.setdefault((method, length, distance), []).append(float(value))
+    seeds = len(results_by_seed)
+    for (method, length), values in per_cell.items():
+        if len(values) == seeds:
+            by_length.append(_spread({"method": method, "length": length}, values))
+    for (method, length, distance), values in per_bin.items():
+        if len(values) == seeds:
+            by_distance.append(
+                _spread(
+                    {"method": method, "length": length, "distance": distance}, values
+                )
+            )
+    return {"by_length": by_length, "by_distance": by_distance}
+
+
+def _spread(keys: dict, values: list[float]) -> dict:
+    return {
+        **keys,
+        "statistic": "mean",
+        "seed": -1,
+        "accuracy": rounded(np.mean(values)),
+        "low": rounded(np.min(values)),
+        "high": rounded(np.max(values)),
+    }
