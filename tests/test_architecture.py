@@ -16,7 +16,16 @@ CORE = {
     "scaling",
     "attention",
 }
-BOOK_TOOLS = {"naive", "criteria", "linear_maps", "precision", "notebook", "plotting"}
+BOOK_TOOLS = {
+    "naive",
+    "criteria",
+    "linear_maps",
+    "precision",
+    "notebook",
+    "plotting",
+    "explorers",
+    "explorer_grids",
+}
 HARNESS = {"bench"}
 
 

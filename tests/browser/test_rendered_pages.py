@@ -336,7 +336,9 @@ def test_page_reads_like_a_book(page_path, server, browser):
     page.goto(server + page_path, wait_until="load")
     if page.evaluate("() => Boolean(window.MathJax && window.MathJax.startup)"):
         page.evaluate("() => window.MathJax.startup.promise")
-    page.evaluate("() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))")
+    page.evaluate(
+        "() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))"
+    )
     wide = page.evaluate(MEASURE)
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(100)
@@ -345,7 +347,8 @@ def test_page_reads_like_a_book(page_path, server, browser):
     )
     (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
     page.screenshot(
-        path=str(SCREENSHOTS / "phone" / (Path(page_path).stem + ".png")), full_page=True
+        path=str(SCREENSHOTS / "phone" / (Path(page_path).stem + ".png")),
+        full_page=True,
     )
     context.close()
 
