@@ -15,6 +15,7 @@ A table of numbers costs about a third of its row-by-row JSON.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -85,13 +86,24 @@ class Datasets(dict):
         return self.table(name, records), listed
 
 
+def still_png(chart: alt.TopLevelMixin) -> bytes:
+    """The explorer's starting state as a PNG (drawn by vl-convert, the same Vega as the page)."""
+    import vl_convert
+
+    version = alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
+    return vl_convert.vegalite_to_png(chart.to_dict(), scale=1, vl_version=version)
+
+
 def explorer_html(chart: alt.TopLevelMixin, name: str, description: str):
     """The explorer as HTML for a notebook output (``IPython.display.HTML``).
 
     ``name``: an identifier unique on the page (the element id is ``explorer-<name>``);
-    ``description``: what the explorer shows, read by screen readers (``aria-label``). The
-    specification is written with sorted keys and no spaces, so a stored output is the same
-    on every run; the script waits for the page to load the bundle, then draws.
+    ``description``: what the explorer shows, read by screen readers (``aria-label``) and the
+    alt text of its still. The element first holds a still of the starting state
+    (:func:`still_png`), which stays with scripts off and in print; when the page has loaded
+    Vega, the live explorer replaces it. The specification is written with sorted keys and
+    no spaces, so a stored output is the same on every run (the still's PNG bytes depend on
+    the machine's fonts: ``book/nbval_sanitize.cfg`` replaces embedded PNGs).
     """
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*", name):
         raise ValueError(
@@ -101,20 +113,31 @@ def explorer_html(chart: alt.TopLevelMixin, name: str, description: str):
         raise ValueError("description must say what the explorer shows")
     from IPython.display import HTML
 
-    # "</" inside a <script> would end it early; JSON may write "<\/" instead.
+    # "</" inside a <script> would end it early; JSON may write "<\\/" instead.
     spec = json.dumps(chart.to_dict(), sort_keys=True, separators=(",", ":"))
     spec = spec.replace("</", "<\\/")
     options = json.dumps(EMBED_OPTIONS, sort_keys=True, separators=(",", ":"))
     element = f"explorer-{name}"
+    label = html.escape(description, quote=True)
+    still = base64.b64encode(still_png(chart)).decode("ascii")
     return HTML(
-        f'<div class="posenc-explorer" id="{element}" role="figure" '
-        f'aria-label="{html.escape(description, quote=True)}"></div>\n'
+        f'<div class="posenc-explorer" id="{element}" role="figure" aria-label="{label}">\n'
+        f'<div class="posenc-explorer-still"><img src="data:image/png;base64,{still}" '
+        f'alt="{label} (the starting state; with scripts on, the controls move it)"></div>\n'
+        '<div class="posenc-explorer-live"></div>\n'
+        "</div>\n"
         '<script type="text/javascript">\n'
         "(function () {\n"
         f"  var spec = {spec};\n"
         "  function draw() {\n"
         "    if (!window.vegaEmbed) { return; }\n"
-        f'    window.vegaEmbed("#{element}", spec, {options})\n'
+        f'    var root = document.getElementById("{element}");\n'
+        '    window.vegaEmbed(root.querySelector(".posenc-explorer-live"), spec, '
+        f"{options})\n"
+        "      .then(function () {\n"
+        '        var still = root.querySelector(".posenc-explorer-still");\n'
+        "        if (still) { still.remove(); }\n"
+        "      })\n"
         "      .catch(function (error) { console.error(error); });\n"
         "  }\n"
         '  if (document.readyState === "complete") { draw(); }\n'
