@@ -24,6 +24,8 @@ BOOK_TOOLS = {
     "notebook",
     "plotting",
     "presets",
+    "explorers",
+    "explorer_grids",
 }
 HARNESS = {"bench"}
 

@@ -1,0 +1,52 @@
+"""Serve Vega, Vega-Lite and Vega-Embed from the build itself, once, for the explorers.
+
+The explorers (``posenc.book.explorers``) are Vega-Lite specifications written by Altair with
+their data inline; the browser only draws them. The JavaScript comes from the pinned PyPI
+package vl-convert-python (``vl_convert.javascript_bundle``: Vega-Embed, Vega-Lite and Vega
+with their dependencies in one file, for the Vega-Lite version Altair writes). It is written
+once to ``_static/vega/`` of the HTML output, and only pages that hold an explorer load it, so
+every other page stays as light as before and no page needs the internet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+TARGET = "vega"
+MARKER = "posenc-explorer"
+
+
+def bundle_name() -> str:
+    import altair
+
+    return f"vega-bundle-{altair.SCHEMA_VERSION}.js"
+
+
+def write_bundle(app: Sphinx, exception: Exception | None) -> None:
+    """Write the bundle into the build's _static, unless this version is there already."""
+    if exception is not None or app.builder.format != "html":
+        return
+    import altair
+    import vl_convert
+
+    target = Path(app.outdir) / "_static" / TARGET / bundle_name()
+    if target.is_file() and target.stat().st_size > 0:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    version = altair.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
+    target.write_text(vl_convert.javascript_bundle(vl_version=version), encoding="utf-8")
+
+
+def load_on_explorer_pages(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Add the bundle's <script> to the pages whose body holds an explorer."""
+    if MARKER in context.get("body", ""):
+        # Called during html-page-context, add_js_file adds the script to this page only.
+        app.add_js_file(f"{TARGET}/{bundle_name()}", priority=100)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", load_on_explorer_pages)
+    app.connect("build-finished", write_bundle)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

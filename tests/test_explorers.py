@@ -1,0 +1,262 @@
+"""The explorers' data grids against independent computations, and their specifications."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import posenc
+from posenc.book import explorer_grids as grids
+from posenc.book import explorers
+
+# ------------------------------------------------------------------ packing
+
+
+def test_packed_rows_come_back_when_flattened():
+    rows = [
+        {"g": g, "k": k, "x": x, "y": 10 * x + k}
+        for g in ("a", "b")
+        for k in (1, 2)
+        for x in range(3)
+    ]
+    records, listed = explorers.packed(rows, ["g", "k"])
+    assert listed == ["x", "y"]
+    assert len(records) == 4
+    flattened = [
+        {"g": r["g"], "k": r["k"], "x": x, "y": y}
+        for r in records
+        for x, y in zip(r["x"], r["y"])
+    ]
+    assert flattened == rows
+
+
+@pytest.mark.parametrize(
+    "rows, by, message",
+    [
+        ([], ["a"], "at least one row"),
+        ([{"a": 1}], ["b"], "lack"),
+        ([{"a": 1, "x": 1}, {"a": 1, "y": 2}], ["a"], "columns"),
+    ],
+)
+def test_packed_rejects_bad_tables(rows, by, message):
+    with pytest.raises(ValueError, match=message):
+        explorers.packed(rows, by)
+
+
+def test_a_table_is_stored_once():
+    data = explorers.Datasets()
+    data.table("t", [{"a": 1}])
+    with pytest.raises(ValueError, match="stored already"):
+        data.table("t", [{"a": 2}])
+
+
+def test_rounded_keeps_four_significant_digits_and_refuses_nan():
+    assert grids.rounded(0.0001234567) == 0.0001235
+    assert grids.rounded(-12345.6) == -12350.0
+    assert grids.rounded(-0.0) == 0.0
+    with pytest.raises(ValueError, match="finite"):
+        grids.rounded(float("nan"))
+
+
+# ----------------------------------------------------------------- chapter 2
+
+
+def test_sinusoidal_grid_against_the_encoding_and_the_shift_property():
+    tables = grids.sinusoidal_grid([16, 64], [100.0, 10000.0], num_columns=8)
+    for d in (16, 64):
+        for base in (100.0, 10000.0):
+            encoding = posenc.sinusoidal_encoding(64, d, base=base)
+            cells = [r for r in tables["heatmap"] if r["d"] == d and r["base"] == base]
+            pairs = sorted({r["pair"] for r in cells})
+            assert pairs[0] == 0 and pairs[-1] == d // 2 - 1 and len(pairs) == 8
+            for r in cells:
+                assert r["value"] == pytest.approx(
+                    encoding[r["p"], 2 * r["pair"]], abs=5e-4
+                )
+            # PE(p) . PE(p + k) does not depend on p: compare with p = 7, computed directly.
+            shifted = posenc.sinusoidal_encoding_at(np.arange(7, 7 + 129), d, base=base)
+            direct = shifted @ shifted[0]
+            dots = [
+                r["dot"] for r in tables["dot"] if r["d"] == d and r["base"] == base
+            ]
+            np.testing.assert_allclose(dots, direct, rtol=1e-3, atol=1e-3)
+            waves = [
+                r["wavelength"]
+                for r in tables["wavelengths"]
+                if (r["d"], r["base"]) == (d, base)
+            ]
+            expected = 2 * np.pi * base ** (np.arange(d // 2) * 2 / d)
+            np.testing.assert_allclose(waves, expected, rtol=1e-3)
+
+
+def test_sinusoidal_grid_rejects_bad_choices():
+    with pytest.raises(ValueError, match="d_models"):
+        grids.sinusoidal_grid([15], [100.0])
+    with pytest.raises(ValueError, match="bases"):
+        grids.sinusoidal_grid([16], [100.0, 100.0])
+
+
+# ----------------------------------------------------------------- chapter 4
+
+
+QUERY = [1.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0]
+KEY = [0.5, 1.0, 0.0, 1.0, 1.0, 0.0, 0.2, 0.3]
+
+
+def test_rope_scores_equal_the_matrix_form_and_depend_only_on_the_offset():
+    tables = grids.rope_pairs_grid(QUERY, KEY, num_positions=12)
+    q, k = np.array(QUERY), np.array(KEY)
+    by_offset: dict[tuple, set] = {}
+    for r in tables["scores"]:
+        m, n = r["query_position"], r["key_position"]
+        matrix = posenc.rope_matrix(m, 8, layout=r["layout"])
+        other = posenc.rope_matrix(n, 8, layout=r["layout"])
+        assert r["score"] == pytest.approx((matrix @ q) @ (other @ k), abs=1e-3)
+        by_offset.setdefault((r["layout"], r["offset"]), set()).add(r["score"])
+    assert all(max(s) - min(s) <= 2e-3 for s in by_offset.values())
+
+
+def test_rope_vectors_follow_each_layouts_pairs():
+    tables = grids.rope_pairs_grid(QUERY, KEY, num_positions=3)
+    start = {
+        (r["layout"], r["pair"]): (r["x"], r["y"])
+        for r in tables["vectors"]
+        if r["vector"] == "query" and r["position"] == 0
+    }
+    assert start[("interleaved", 1)] == (0.5, 0.5)
+    assert start[("half", 1)] == (0.0, 1.0)  # features 1 and 1 + d/2 = 5
+    # A rotation keeps each pair's length.
+    for r in tables["vectors"]:
+        x0, y0 = (
+            start.get((r["layout"], r["pair"])) if r["vector"] == "query" else (0, 0)
+        )
+        if r["vector"] == "query":
+            assert np.hypot(r["x"], r["y"]) == pytest.approx(np.hypot(x0, y0), abs=1e-3)
+
+
+def test_rope_pairs_grid_rejects_mismatched_vectors():
+    with pytest.raises(ValueError, match="one length"):
+        grids.rope_pairs_grid([1.0, 0.0], [1.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="query length"):
+        grids.rope_pairs_grid([1.0, 0.0, 1.0], [1.0, 0.0, 1.0])
+
+
+# ----------------------------------------------------------------- chapter 5
+
+
+def test_scaling_record_of_position_interpolation():
+    record = grids.scaling_record(
+        "g", "linear", dim=64, base=10000.0, original_max_position=4096, factor=8.0
+    )
+    assert record["scale"] == [0.125] * 32
+    assert record["unseen"] == []  # PI keeps every angle inside the trained range
+    theta = 1.0 / 10000.0 ** (np.arange(32) * 2 / 64)
+    np.testing.assert_allclose(
+        record["turns_target"], 8 * 4096 * theta / 8 / (2 * np.pi), rtol=1e-3
+    )
+
+
+def test_ntk_by_parts_keeps_fast_pairs_and_interpolates_slow_ones():
+    record = grids.scaling_record(
+        "g",
+        "ntk_by_parts",
+        dim=128,
+        base=10000.0,
+        original_max_position=4096,
+        factor=8.0,
+        beta_fast=32.0,
+        beta_slow=1.0,
+        truncate=True,
+    )
+    # Turns within L, r_i = L theta_i / (2 pi), written out: above 32 turns a pair is kept,
+    # below 1 turn it is divided by s (the ramp's bounds are rounded outwards by a pair).
+    turns = 4096 * 10000.0 ** (-np.arange(64) * 2 / 128) / (2 * np.pi)
+    scale = np.array(record["scale"])
+    assert np.all(scale[turns > 32 * 1.2] == 1.0)
+    assert np.all(scale[turns < 1 / 1.2] == 0.125)
+    assert np.all(np.diff(scale) <= 0)
+
+
+def test_scaling_grid_covers_the_stated_grid():
+    tables = grids.scaling_grid({"a": (64, 10000.0, 4096), "b": (96, 500000.0, 8192)})
+    per_geometry = (
+        1
+        + 3 * len(grids.FACTORS)
+        + len(grids.FACTORS) * len(grids.BETA_FAST) * len(grids.BETA_SLOW) * 2
+        + len(grids.FACTORS) * len(grids.LOW_FREQ) * len(grids.HIGH_FREQ)
+    )
+    assert len(tables["settings"]) == 2 * per_geometry
+    keys = [
+        tuple(
+            r[k]
+            for k in (
+                "geometry",
+                "method",
+                "factor",
+                "beta_fast",
+                "beta_slow",
+                "truncate",
+                "low_freq_factor",
+                "high_freq_factor",
+            )
+        )
+        for r in tables["settings"]
+    ]
+    assert len(set(keys)) == len(keys)
+    for factor in grids.FACTORS:
+        expected = 0.1 * np.log(factor) + 1.0  # YaRN's sqrt(1/t), paper eq. 22
+        row = next(r for r in tables["attention"] if r["factor"] == factor)
+        assert row["attention"] == pytest.approx(expected, rel=1e-3)
+    turns = {r["geometry"]: r["turns_original"] for r in tables["turns"]}
+    assert len(turns["b"]) == 48
+
+
+# ----------------------------------------------------------------- the pages
+
+
+def _params(spec: dict) -> set[str]:
+    return {p["name"] for p in spec.get("params", [])}
+
+
+def test_explorer_specs_are_valid_and_name_their_controls():
+    sinusoidal = explorers.sinusoidal_explorer((16, 64), (100.0, 10000.0), d_model=16)
+    rope = explorers.rope_explorer(QUERY, KEY, num_positions=8)
+    scaling = explorers.scaling_explorer(
+        {"a": (64, 10000.0, 4096)},
+        {"a": "a model"},
+        [
+            dict(
+                geometry="a",
+                method="none",
+                label="published",
+                dim=64,
+                base=10000.0,
+                original_max_position=4096,
+            )
+        ],
+    )
+    assert {"d_model", "base"} <= _params(sinusoidal.to_dict())
+    assert {"query_position", "key_position", "layout"} <= _params(rope.to_dict())
+    assert {"model", "method", "factor", "beta_fast"} <= _params(scaling.to_dict())
+    for chart in (sinusoidal, rope, scaling):
+        spec = chart.to_dict()  # Altair validates against the Vega-Lite schema
+        assert set(spec["datasets"])
+
+
+def test_explorer_html_is_deterministic_and_safe_inside_a_script():
+    chart = explorers.rope_explorer(QUERY, KEY, num_positions=4)
+    first = explorers.explorer_html(chart, "rope", 'q and k "rotating"').data
+    second = explorers.explorer_html(chart, "rope", 'q and k "rotating"').data
+    assert first == second
+    assert 'class="posenc-explorer" id="explorer-rope"' in first
+    assert "&quot;rotating&quot;" in first
+    script = first.split("<script", 1)[1]
+    assert "</" not in script.split("</script>")[0]
+    spec = json.loads(script.split("var spec = ", 1)[1].split(";\n", 1)[0])
+    assert spec["params"]
+    with pytest.raises(ValueError, match="name"):
+        explorers.explorer_html(chart, "Not valid", "x")
+    with pytest.raises(ValueError, match="description"):
+        explorers.explorer_html(chart, "rope", " ")
