@@ -36,10 +36,14 @@ def write_bundle(app: Sphinx, exception: Exception | None) -> None:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     version = altair.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
-    target.write_text(vl_convert.javascript_bundle(vl_version=version), encoding="utf-8")
+    target.write_text(
+        vl_convert.javascript_bundle(vl_version=version), encoding="utf-8"
+    )
 
 
-def load_on_explorer_pages(app: Sphinx, pagename, templatename, context, doctree) -> None:
+def load_on_explorer_pages(
+    app: Sphinx, pagename, templatename, context, doctree
+) -> None:
     """Add the bundle's <script> to the pages whose body holds an explorer."""
     if MARKER in context.get("body", ""):
         # Called during html-page-context, add_js_file adds the script to this page only.
