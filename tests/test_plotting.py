@@ -51,3 +51,16 @@ def test_animation_html_needs_no_network():
     assert (
         "fa-play" in html
     )  # the player's icons, drawn by the theme's own Font Awesome
+
+
+def test_animation_html_gives_the_frame_image_its_alt_text():
+    html = plotting.animation_html(
+        make_animation(), "described", alt='a line rises, "step" by step & stops'
+    ).data
+    assert (
+        '<img id="_anim_imgdescribed" alt="a line rises, &quot;step&quot; by step '
+        '&amp; stops">' in html
+    )
+    assert html.count("alt=") == 1
+    plain = plotting.animation_html(make_animation(), "described").data
+    assert "alt=" not in plain
