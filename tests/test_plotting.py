@@ -77,3 +77,16 @@ def test_draw_plane_map_labels_are_legible_and_its_grid_solid():
             grid = [line for line in ax.lines if line.get_color() == "0.75"]
             assert grid and all(line.get_linestyle() == "-" for line in grid)
         plt.close(fig)
+
+
+def test_animation_html_gives_the_frame_image_its_alt_text():
+    html = plotting.animation_html(
+        make_animation(), "described", alt='a line rises, "step" by step & stops'
+    ).data
+    assert (
+        '<img id="_anim_imgdescribed" alt="a line rises, &quot;step&quot; by step '
+        '&amp; stops">' in html
+    )
+    assert html.count("alt=") == 1
+    plain = plotting.animation_html(make_animation(), "described").data
+    assert "alt=" not in plain

@@ -186,7 +186,7 @@ def draw_plane_map(
     ax.set_ylabel("y")
 
 
-def animation_html(animation: mpl.animation.Animation, name: str):
+def animation_html(animation: mpl.animation.Animation, name: str, *, alt: str = ""):
     """The animation as JavaScript HTML (``to_jshtml``) that plays in a static page, with a fixed element id.
 
     matplotlib names the player's elements with a random uuid; replacing it by ``name``
@@ -196,7 +196,11 @@ def animation_html(animation: mpl.animation.Animation, name: str):
     ships Font Awesome itself and the page must work offline. Returns an
     ``IPython.display.HTML``; close the animation's figure first (``plt.close(fig)``) so it
     is not also shown as a still.
+
+    ``alt``, when given, becomes the alt text of the player's frame image: say what the
+    animation shows, for readers who cannot see it (it is HTML-escaped here).
     """
+    import html as html_text
     import re
 
     from IPython.display import HTML
@@ -212,4 +216,10 @@ def animation_html(animation: mpl.animation.Animation, name: str):
             f"expected one animation id in matplotlib's HTML, found {len(ids)}"
         )
     html = re.sub(r"<link[^>]*font-awesome[^>]*>\s*", "", html)
-    return HTML(html.replace(ids.pop(), name))
+    html = html.replace(ids.pop(), name)
+    if alt:
+        tag = f'<img id="_anim_img{name}"'
+        if html.count(tag) != 1:
+            raise RuntimeError("expected one frame image in matplotlib's HTML")
+        html = html.replace(tag, f'{tag} alt="{html_text.escape(alt, quote=True)}"')
+    return HTML(html)
