@@ -223,20 +223,13 @@ def _params(spec: dict) -> set[str]:
 def test_explorer_specs_are_valid_and_name_their_controls():
     sinusoidal = explorers.sinusoidal_explorer((16, 64), (100.0, 10000.0), d_model=16)
     rope = explorers.rope_explorer(QUERY, KEY, num_positions=8)
-    scaling = explorers.scaling_explorer(
-        {"a": (64, 10000.0, 4096)},
-        {"a": "a model"},
-        [
-            dict(
-                geometry="a",
-                method="none",
-                label="published",
-                dim=64,
-                base=10000.0,
-                original_max_position=4096,
-            )
-        ],
-    )
+    from posenc.book.presets import load_presets
+
+    presets = load_presets()
+    chosen = {
+        name: presets[name] for name in ("llama-2-7b", "phi-3-mini-128k-instruct")
+    }
+    scaling = explorers.scaling_explorer(chosen, model="llama-2-7b")
     assert {"d_model", "base"} <= _params(sinusoidal.to_dict())
     assert {"query_position", "key_position", "layout"} <= _params(rope.to_dict())
     assert {"model", "method", "factor", "beta_fast"} <= _params(scaling.to_dict())

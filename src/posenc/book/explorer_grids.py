@@ -227,13 +227,18 @@ def scaling_record(
     method does not read one), ``attention`` (the attention factor), and per pair i, as lists:
     ``scale`` = theta'_i / theta_i and ``turns_target`` = s L theta'_i / 2 pi (turns within
     the target context s L); ``unseen`` lists the pairs that meet angles never met in
-    training (:func:`posenc.scaling.unseen_angle_pairs`). "dynamic" is evaluated at the
-    target length, seq_len = s L.
+    training (:func:`posenc.scaling.unseen_angle_pairs`). The methods that read the
+    sequence length ("dynamic"; "longrope", whose long factors apply past L) are evaluated at
+    the target length, seq_len = s L.
     """
     from posenc.scaling import rope_scaling, unseen_angle_pairs
 
+    from posenc.scaling import SCALING_METHODS
+
     target = round(factor * original_max_position)
-    seq_len = {"seq_len": target} if method == "dynamic" else {}
+    entry = SCALING_METHODS[method]
+    reads_length = entry.needs_seq_len or entry.optional_seq_len
+    seq_len = {"seq_len": target} if reads_length else {}
     inv_freq, attention = rope_scaling(
         method,
         dim,
@@ -403,3 +408,22 @@ def _spread(keys: dict, values: list[float]) -> dict:
         "low": rounded(np.min(values)),
         "high": rounded(np.max(values)),
     }
+
+
+def geometry_name(dim: int, base: float, original_max_position: int) -> str:
+    """The explorer's name for a (head dim, base, original context) geometry."""
+    return f"d{dim}-base{base:g}-L{original_max_position}"
+
+
+def preset_grid(presets: dict) -> tuple[dict, dict[str, str]]:
+    """:func:`scaling_grid` for the geometries of ``presets`` (name -> ``Preset``), with each
+    model's published setting as a record whose ``geometry`` is the model's name and whose
+    ``method`` is "published". Returns the tables and {model: its geometry's name}."""
+    geometries, of_model, published = {}, {}, []
+    for name, preset in presets.items():
+        geometry = geometry_name(preset.dim, preset.base, preset.original_max_position)
+        geometries[geometry] = (preset.dim, preset.base, preset.original_max_position)
+        of_model[name] = geometry
+        arguments = preset.arguments()
+        published.append({**arguments, "geometry": name, "label": "published"})
+    return scaling_grid(geometries, published), of_model

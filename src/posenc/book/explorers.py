@@ -372,19 +372,15 @@ EXPLORER_METHODS = (
 )
 
 
-def scaling_explorer(
-    geometries: dict[str, tuple[int, float, int]],
-    labels: dict[str, str],
-    published: Sequence[dict] = (),
-    *,
-    model: str | None = None,
-) -> alt.VConcatChart:
-    """Choose a model (its head dim, base and original context) and a method with its options.
+def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
+    """Choose a published model and a method with its options; see what each pair does.
 
-    Data: :func:`posenc.book.explorer_grids.scaling_grid` (``geometries``, ``published``);
-    ``labels``: the menu's text for each geometry. Draws the frequency scale theta'_i /
-    theta_i of every pair (pairs that meet angles never met in training filled), the turns
-    each pair makes within the original and the target context, and the attention factor.
+    ``presets``: name -> :class:`posenc.book.presets.Preset`; the model fixes the head dim,
+    base and original context L. Data: :func:`posenc.book.explorer_grids.preset_grid` (every
+    method on the grid of :mod:`posenc.book.explorer_grids` for each model's geometry, and
+    each model's own setting as "published"). Draws the frequency scale theta'_i / theta_i
+    of every pair (pairs that meet angles never met in training marked), the turns each
+    pair makes within the original and the target context s L, and the attention factor.
     For "yarn" it draws NTK-by-parts' rows (the same frequencies) with YaRN's attention
     factor. Options a method does not read are ignored.
     """
@@ -394,21 +390,26 @@ def scaling_explorer(
         FACTORS,
         HIGH_FREQ,
         LOW_FREQ,
-        scaling_grid,
+        preset_grid,
     )
 
-    if set(labels) != set(geometries):
-        raise ValueError("labels must name every geometry, and only those")
-    tables = scaling_grid(geometries, published)
+    if model not in presets:
+        raise ValueError(f"model must be one of {sorted(presets)}, got {model!r}")
+    tables, of_model = preset_grid(presets)
     data = Datasets()
     settings_table = data.table("settings", tables["settings"])
-    names = list(geometries)
+    names = list(presets)
     chosen_model = alt.param(
         name="model",
-        value=model or names[0],
+        value=model,
         bind=alt.binding_select(
-            options=names, labels=[labels[n] for n in names], name="model "
+            options=names,
+            labels=[presets[n].model.split("/")[-1] for n in names],
+            name="model ",
         ),
+    )
+    geometry = (
+        "{" + ", ".join(f"'{n}': '{g}'" for n, g in of_model.items()) + "}[model]"
     )
     method = _menu("method", "method ", EXPLORER_METHODS, "published")
     factor = _menu("factor", "factor s ", FACTORS, 4.0)
@@ -420,15 +421,15 @@ def scaling_explorer(
     low = _menu("low_freq_factor", "low_freq_factor ", LOW_FREQ, 1.0)
     high = _menu("high_freq_factor", "high_freq_factor ", HIGH_FREQ, 4.0)
     chosen = (
-        "datum.geometry == model && ("
-        "(method == 'published' && datum.method == 'published') || "
-        "(method != 'published' && "
+        "(method == 'published' && datum.method == 'published' && "
+        "datum.geometry == model) || "
+        f"(method != 'published' && datum.geometry == {geometry} && "
         "datum.method == (method == 'yarn' ? 'ntk_by_parts' : method) && "
         "(datum.method == 'none' || datum.factor == factor) && "
         "(datum.method != 'ntk_by_parts' || (datum.beta_fast == beta_fast && "
         "datum.beta_slow == beta_slow && datum.truncate == (truncate ? 1 : 0))) && "
         "(datum.method != 'llama3' || (datum.low_freq_factor == low_freq_factor && "
-        "datum.high_freq_factor == high_freq_factor))))"
+        "datum.high_freq_factor == high_freq_factor)))"
     )
     settings = (
         alt.Chart(settings_table)
@@ -459,7 +460,7 @@ def scaling_explorer(
     )
     turns_original = (
         alt.Chart(data.table("turns", tables["turns"]))
-        .transform_filter("datum.geometry == model")
+        .transform_filter(f"datum.geometry == {geometry}")
         .transform_flatten(["turns_original"])
         .transform_window(index="row_number()")
         .transform_calculate(pair="datum.index - 1", context="'original context L'")
@@ -476,6 +477,7 @@ def scaling_explorer(
                     range=["#009E73", "#CC79A7"],
                 ),
                 title=None,
+                legend=alt.Legend(orient="top"),
             ),
         )
     )
@@ -502,8 +504,8 @@ def scaling_explorer(
             text="'attention factor ' + format(datum.attention, '.4f') + ' · ' + "
             "length(datum.unseen) + ' pairs meet unseen angles'"
         )
-        .mark_text(align="left", fontSize=13, fontWeight="bold")
-        .encode(text="text:N")
+        .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
+        .encode(text="text:N", x=alt.value(0), y=alt.value(10))
     )
     yarn_attention = (
         alt.Chart(data.table("attention", tables["attention"]))
@@ -511,8 +513,8 @@ def scaling_explorer(
         .transform_calculate(
             text="'attention factor ' + format(datum.attention, '.4f') + ' (YaRN)'"
         )
-        .mark_text(align="left", fontSize=13, fontWeight="bold")
-        .encode(text="text:N")
+        .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
+        .encode(text="text:N", x=alt.value(0), y=alt.value(10))
     )
     summary = (attention_text + yarn_attention).properties(
         width=560, height=20, name="summary"
