@@ -12,7 +12,7 @@ UNIT_TESTS := $(BIN)/python -m pytest tests --ignore=tests/browser
 NBVAL      := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with book/nbval_sanitize.cfg
 # The notebooks whose outputs come from torch: `make portability` re-runs them under every CPU
 # kernel family (tests/test_portability.py checks that no notebook using torch is missing).
-TORCH_NOTEBOOKS := book/04_rope.ipynb book/05b_context_extension_experiment.ipynb \
+TORCH_NOTEBOOKS := book/04a_rope_in_production.ipynb book/05b_context_extension_experiment.ipynb \
 	book/appendix_errata.ipynb book/appendix_performance.ipynb
 
 # Kernels started by nbval and the book build inherit these: fixed hashing and threads

@@ -15,7 +15,7 @@ numbers depend on its kernel family and thread count only (OpenMP splits work by
 count, not by timing), no check compares timings, and each run is its own process.
 
 Usage (the Makefile passes the two commands, so they stay the ones `make unit`/`make nbval` use):
-    python scripts/portability.py --unit "pytest tests -m torch" --nbval "pytest --nbval book/04_rope.ipynb"
+    python scripts/portability.py --unit "pytest tests -m torch" --nbval "pytest --nbval book/04a_rope_in_production.ipynb"
 """
 
 from __future__ import annotations
