@@ -36,9 +36,11 @@ def write_bundle(app: Sphinx, exception: Exception | None) -> None:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     version = altair.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
-    target.write_text(
-        vl_convert.javascript_bundle(vl_version=version), encoding="utf-8"
-    )
+    # The bundle declares its helpers (const _ = ...) at the top level; as a classic script
+    # they would clash with the theme's globals, so it runs in a function of its own and
+    # leaves only window.vegaEmbed, window.vega and window.vegaLite behind.
+    bundle = vl_convert.javascript_bundle(vl_version=version)
+    target.write_text(f"(function () {{\n{bundle}\n}})();\n", encoding="utf-8")
 
 
 def load_on_explorer_pages(

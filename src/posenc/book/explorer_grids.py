@@ -60,8 +60,8 @@ def sinusoidal_grid(
       ``pair``, ``value``;
     * ``"wavelengths"``: lambda_i = 2 pi base^(2i/d) in positions for every pair; columns
       ``pair``, ``wavelength``;
-    * ``"dot"``: PE(0) . PE(k) for offsets k = 0 .. max_offset, which equals PE(p) . PE(p + k)
-      for every p (chapter 3); columns ``offset``, ``dot``.
+    * ``"dot"``: PE(p) . PE(p + k) for offsets k = -max_offset .. max_offset (the same for
+      every p, :func:`posenc.dot_product_by_offset`); columns ``offset``, ``dot``.
     """
     d_models = [
         check_even_positive_int(d, "d_models")
@@ -92,7 +92,7 @@ def sinusoidal_grid(
                 waves.append(
                     {"d": d, "base": base, "pair": i, "wavelength": rounded(wavelength)}
                 )
-            offsets = np.arange(max_offset + 1)
+            offsets = np.arange(-max_offset, max_offset + 1)
             for k, value in zip(offsets, dot_product_by_offset(offsets, d, base=base)):
                 dots.append(
                     {"d": d, "base": base, "offset": int(k), "dot": rounded(value)}

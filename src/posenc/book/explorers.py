@@ -209,7 +209,7 @@ def sinusoidal_explorer(
                 title="value",
             ),
         )
-        .properties(width=560, height=220, name="heatmap")
+        .properties(width=560, height=150, name="heatmap")
     )
     wave_data, wave_columns = data.packed(
         "wavelengths", tables["wavelengths"], ["d", "base"]
@@ -223,7 +223,7 @@ def sinusoidal_explorer(
             x=alt.X("pair:Q", title="pair i"),
             y=alt.Y("wavelength:Q", scale=alt.Scale(type="log"), title="wavelength"),
         )
-        .properties(width=250, height=180, name="wavelengths")
+        .properties(width=250, height=140, name="wavelengths")
     )
     dot_data, dot_columns = data.packed("dot", tables["dot"], ["d", "base"])
     dots = (
@@ -234,7 +234,7 @@ def sinusoidal_explorer(
         .encode(
             x=alt.X("offset:Q", title="offset k"), y=alt.Y("dot:Q", title="dot product")
         )
-        .properties(width=250, height=180, name="dot")
+        .properties(width=250, height=140, name="dot")
     )
     chart = alt.vconcat(heatmap, alt.hconcat(waves, dots)).add_params(
         chosen_d, chosen_base
