@@ -320,10 +320,6 @@ def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling()
             option = lines[k + 1]
             if option.startswith(":pyobject: "):
                 shown.add(option.removeprefix(":pyobject: ").strip())
-    # compute_longrope's section is the lead's part of issue 15 (chapter pages are being
-    # reshaped): remove it from PENDING when the chapter shows it; this fails until then
-    pending = {"compute_longrope"}
-    assert not pending & shown, "chapter 5 shows it now: remove it from pending"
     functions = {entry.function.__name__ for entry in SCALING_METHODS.values()}
-    assert functions - pending <= shown
+    assert functions <= shown
     assert "rope_scaling" not in shown

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from posenc.book.explorers import EXAMPLE_KEY, EXAMPLE_QUERY
+
 from tests.browser.test_rendered_pages import (
     HTML,
     PHONE,
@@ -72,9 +74,9 @@ def _expected_yarn_mean() -> float:
     return float(np.mean(values[key]))
 
 
-#: The query and key chapter 4's explorer rotates (the chapter passes the same vectors).
-ROPE_QUERY = [1.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0]
-ROPE_KEY = [0.5, 1.0, 0.0, 1.0, 1.0, 0.0, 0.2, 0.3]
+#: The query and key chapter 4's explorer rotates (its defaults).
+ROPE_QUERY = EXAMPLE_QUERY
+ROPE_KEY = EXAMPLE_KEY
 
 #: For each explorer: two controls to move, then a setting and the drawn value it must show:
 #: (controls to set, the mark's label fields that pick it, the field read, posenc's value).

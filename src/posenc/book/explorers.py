@@ -245,9 +245,14 @@ def sinusoidal_explorer(
 # ----------------------------------------------------------------- chapter 4
 
 
+#: The small query and key (d = 8, four pairs) chapter 4's explorer rotates by default.
+EXAMPLE_QUERY = (1.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0)
+EXAMPLE_KEY = (0.5, 1.0, 0.0, 1.0, 1.0, 0.0, 0.2, 0.3)
+
+
 def rope_explorer(
-    query: Sequence[float],
-    key: Sequence[float],
+    query: Sequence[float] = EXAMPLE_QUERY,
+    key: Sequence[float] = EXAMPLE_KEY,
     *,
     num_positions: int = 32,
     query_position: int = 6,
