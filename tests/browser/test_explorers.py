@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from posenc.book.explorers import EXAMPLE_KEY, EXAMPLE_QUERY
-
 from tests.browser.test_rendered_pages import (
     HTML,
     PHONE,

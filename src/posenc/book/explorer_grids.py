@@ -231,9 +231,7 @@ def scaling_record(
     sequence length ("dynamic"; "longrope", whose long factors apply past L) are evaluated at
     the target length, seq_len = s L.
     """
-    from posenc.scaling import rope_scaling, unseen_angle_pairs
-
-    from posenc.scaling import SCALING_METHODS
+    from posenc.scaling import SCALING_METHODS, rope_scaling, unseen_angle_pairs
 
     target = round(factor * original_max_position)
     entry = SCALING_METHODS[method]
