@@ -147,6 +147,16 @@ def explorer_html(chart: alt.TopLevelMixin, name: str, description: str):
     )
 
 
+def _styled(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """The explorers' text sizes: at least 11 px for ticks and legends, like the figures."""
+    return (
+        chart.configure_axis(labelFontSize=11, titleFontSize=12)
+        .configure_legend(labelFontSize=11, titleFontSize=12, symbolSize=120)
+        .configure_title(fontSize=13)
+        .configure_header(labelFontSize=12, titleFontSize=12)
+    )
+
+
 def _slider(
     name: str, label: str, values: Sequence[float], value: float
 ) -> alt.Parameter:
@@ -192,14 +202,16 @@ def sinusoidal_explorer(
     choice = "datum.d == d_model && datum.base == base"
     heat_data, heat_columns = data.packed("heatmap", tables["heatmap"], ["d", "base"])
     heatmap = (
-        alt.Chart(
-            heat_data, title="PE[p, 2i]: the sine of each pair (a sample of pairs)"
-        )
+        alt.Chart(heat_data, title="PE[p, 2i]: the sine of each pair")
         .transform_filter(choice)
         .transform_flatten(heat_columns)
         .mark_rect()
         .encode(
-            x=alt.X("pair:O", title="pair i", axis=alt.Axis(labelOverlap=True)),
+            x=alt.X(
+                "pair:O",
+                title="pair i (a sample of the pairs, evenly spaced)",
+                axis=alt.Axis(labelOverlap="greedy", labelAngle=0),
+            ),
             y=alt.Y(
                 "p:O", title="position p", axis=alt.Axis(values=list(range(0, 64, 8)))
             ),
@@ -221,7 +233,12 @@ def sinusoidal_explorer(
         .mark_line(point=alt.OverlayMarkDef(size=12), color="#0072B2")
         .encode(
             x=alt.X("pair:Q", title="pair i"),
-            y=alt.Y("wavelength:Q", scale=alt.Scale(type="log"), title="wavelength"),
+            y=alt.Y(
+                "wavelength:Q",
+                scale=alt.Scale(type="log"),
+                title="wavelength",
+                axis=alt.Axis(values=[1, 10, 100, 1000, 10000, 100000], format="~s"),
+            ),
         )
         .properties(width=250, height=140, name="wavelengths")
     )
@@ -239,7 +256,7 @@ def sinusoidal_explorer(
     chart = alt.vconcat(heatmap, alt.hconcat(waves, dots)).add_params(
         chosen_d, chosen_base
     )
-    return chart.properties(datasets=data)
+    return _styled(chart.properties(datasets=data))
 
 
 # ----------------------------------------------------------------- chapter 4
@@ -285,7 +302,9 @@ def rope_explorer(
     limit = 1.05 * max(max(abs(row["x"]), abs(row["y"])) for row in tables["vectors"])
     axis = alt.Scale(domain=[-limit, limit])
     arrows = (
-        alt.Chart(vectors, title="Each pair of q_m (solid) and k_n (dashed)")
+        alt.Chart(
+            vectors, title="Each pair of q_m (solid, blue) and k_n (dashed, orange)"
+        )
         .transform_filter(chosen)
         .transform_flatten(vector_columns)
         .transform_calculate(origin="0")
@@ -298,7 +317,7 @@ def rope_explorer(
             color=alt.Color(
                 "vector:N",
                 scale=alt.Scale(domain=["query", "key"], range=["#0072B2", "#D55E00"]),
-                title=None,
+                legend=None,
             ),
             strokeDash=alt.StrokeDash(
                 "vector:N",
@@ -349,17 +368,17 @@ def rope_explorer(
         here.transform_calculate(
             text="'q·k = ' + format(datum.score, '.4f') + ' at m − n = ' + datum.offset"
         )
-        .mark_text(align="left", dx=8, fontSize=12, fontWeight="bold")
-        .encode(x="key_position:O", y="query_position:O", text="text:N")
+        .mark_text(align="left", baseline="bottom", fontSize=13, fontWeight="bold")
+        .encode(x=alt.value(0), y=alt.value(-8), text="text:N")
     )
     scored = (board + circle + label).properties(
         width=330,
         height=330,
         name="scores",
-        title="The score q_m · k_n for every (m, n)",
+        title=alt.TitleParams("The score q_m · k_n for every (m, n)", offset=26),
     )
     chart = alt.vconcat(arrows, scored).add_params(m, n, layout)
-    return chart.properties(datasets=data)
+    return _styled(chart.properties(datasets=data))
 
 
 # ----------------------------------------------------------------- chapter 5
@@ -450,7 +469,12 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         color="#0072B2", point=alt.OverlayMarkDef(size=18)
     ).encode(
         x=alt.X("pair:Q", title="pair i"),
-        y=alt.Y("scale:Q", scale=alt.Scale(type="log"), title="θ′ᵢ / θᵢ"),
+        y=alt.Y(
+            "scale:Q",
+            scale=alt.Scale(type="log"),
+            title="θ′ᵢ / θᵢ",
+            axis=alt.Axis(values=[0.01, 0.03, 0.1, 0.3, 1], format="~g"),
+        ),
     )
     unseen = (
         settings.transform_filter("datum.meets == 'unseen angles'")
@@ -473,7 +497,13 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         .encode(
             x=alt.X("pair:Q", title="pair i"),
             y=alt.Y(
-                "turns_original:Q", scale=alt.Scale(type="log"), title="full turns"
+                "turns_original:Q",
+                scale=alt.Scale(type="log"),
+                title="full turns",
+                axis=alt.Axis(
+                    values=[0.001, 0.01, 0.1, 1, 10, 100, 1000, 10000, 100000],
+                    format="~g",
+                ),
             ),
             color=alt.Color(
                 "context:N",
@@ -482,7 +512,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
                     range=["#009E73", "#CC79A7"],
                 ),
                 title=None,
-                legend=alt.Legend(orient="top"),
+                legend=alt.Legend(orient="bottom", direction="horizontal"),
             ),
         )
     )
@@ -506,8 +536,9 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     attention_text = (
         summary_source.transform_filter("method != 'yarn'")
         .transform_calculate(
-            text="'attention factor ' + format(datum.attention, '.4f') + ' · ' + "
-            "length(datum.unseen) + ' pairs meet unseen angles'"
+            text="'s = ' + datum.factor + ' · attention factor ' + "
+            "format(datum.attention, '.4f') + ' · ' + length(datum.unseen) + "
+            "' pairs meet unseen angles'"
         )
         .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
         .encode(text="text:N", x=alt.value(0), y=alt.value(10))
@@ -516,7 +547,8 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         alt.Chart(data.table("attention", tables["attention"]))
         .transform_filter("method == 'yarn' && datum.factor == factor")
         .transform_calculate(
-            text="'attention factor ' + format(datum.attention, '.4f') + ' (YaRN)'"
+            text="'s = ' + datum.factor + ' · attention factor ' + "
+            "format(datum.attention, '.4f') + ' (YaRN)'"
         )
         .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
         .encode(text="text:N", x=alt.value(0), y=alt.value(10))
@@ -527,21 +559,39 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(
         chosen_model, method, factor, beta_fast, beta_slow, truncate, low, high
     )
-    return chart.properties(datasets=data)
+    return _styled(chart.properties(datasets=data))
 
 
 # ----------------------------------------------------------------- chapter 6
 
 
+#: matplotlib line styles and markers as Vega dash patterns and point shapes.
+_DASH_OF = {"-": [1, 0], "--": [6, 3], "-.": [6, 2, 1, 2], ":": [1, 2]}
+_SHAPE_OF = {
+    "o": "circle",
+    "s": "square",
+    "D": "diamond",
+    "^": "triangle-up",
+    "v": "triangle-down",
+    "x": "cross",
+}
+
+
 def experiment_explorer(
-    results_by_seed: dict[int, dict], *, bin_width: int = 64, train_length: int
+    results_by_seed: dict[int, dict],
+    *,
+    bin_width: int = 64,
+    train_length: int,
+    styles: dict[str, tuple[str, str, str]] | None = None,
 ) -> alt.VConcatChart:
     """Toggle methods; see accuracy against length and against distance, per seed or as a band.
 
     Data: :func:`posenc.book.explorer_grids.experiment_grid`. Click a method in the legend to
     show or hide it (shift-click for several); "seeds" draws each seed's curve, "mean and
     spread" the mean with a band from the lowest to the highest seed. ``train_length``: L,
-    for the length axis and the distance panel's menu (2L, 4L, 8L).
+    for the length axis and the distance panel's menu (2L, 4L, 8L). ``styles``: method ->
+    (colour, matplotlib marker, matplotlib line style), so the explorer draws each method as
+    the chapter's figures do (default: the book's palette in method order).
     """
     from posenc.book.explorer_grids import experiment_grid
 
@@ -560,15 +610,32 @@ def experiment_explorer(
         ),
     )
     picked = alt.selection_point(name="picked", fields=["method"], bind="legend")
+    if styles is None:
+        styles = {
+            m: (_PALETTE[k % len(_PALETTE)], "o", "-") for k, m in enumerate(methods)
+        }
+    missing = sorted(set(methods) - set(styles))
+    if missing:
+        raise ValueError(f"styles must give every method a style, missing {missing}")
     colour = alt.Color(
         "method:N",
-        scale=alt.Scale(domain=methods, range=list(_PALETTE[: len(methods)])),
+        scale=alt.Scale(domain=methods, range=[styles[m][0] for m in methods]),
         title="method (click to pick)",
         legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=2.5),
     )
     dash = alt.StrokeDash(
         "method:N",
-        scale=alt.Scale(domain=methods, range=_DASHES[: len(methods)]),
+        scale=alt.Scale(
+            domain=methods, range=[_DASH_OF.get(styles[m][2], [1, 0]) for m in methods]
+        ),
+        legend=None,
+    )
+    shape = alt.Shape(
+        "method:N",
+        scale=alt.Scale(
+            domain=methods,
+            range=[_SHAPE_OF.get(styles[m][1], "circle") for m in methods],
+        ),
         legend=None,
     )
     shown = alt.condition(picked, alt.value(1.0), alt.value(0.06))
@@ -577,12 +644,13 @@ def experiment_explorer(
         base = alt.Chart(table).transform_filter(extra_filter)
         seeds = (
             base.transform_filter("view == 'seeds' && datum.statistic == 'seed'")
-            .mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=14))
+            .mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=14, filled=True))
             .encode(
                 x=x,
                 y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
                 color=colour,
                 strokeDash=dash,
+                shape=shape,
                 detail="seed:N",
                 opacity=shown,
             )
@@ -600,12 +668,13 @@ def experiment_explorer(
         )
         mean = (
             base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
-            .mark_line(strokeWidth=2.2, point=alt.OverlayMarkDef(size=22))
+            .mark_line(strokeWidth=2.2, point=alt.OverlayMarkDef(size=40, filled=True))
             .encode(
                 x=x,
                 y=alt.Y("accuracy:Q", title="accuracy"),
                 color=colour,
                 strokeDash=dash,
+                shape=shape,
                 opacity=shown,
             )
         )
@@ -634,4 +703,4 @@ def experiment_explorer(
         by_length.properties(name="by_length"),
         by_distance.properties(name="by_distance"),
     ).add_params(view, length)
-    return chart.properties(datasets=data)
+    return _styled(chart.properties(datasets=data))
