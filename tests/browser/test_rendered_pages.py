@@ -342,6 +342,9 @@ def test_page_reads_like_a_book(page_path, server, browser):
         "() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))"
     )
     wide = page.evaluate(MEASURE)
+    wide_width = page.evaluate(
+        "() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+    )
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(100)
     phone_width = page.evaluate(
@@ -356,7 +359,8 @@ def test_page_reads_like_a_book(page_path, server, browser):
 
     METRICS.mkdir(parents=True, exist_ok=True)
     (METRICS / (Path(page_path).stem + ".json")).write_text(
-        json.dumps({**wide, "phone_width": phone_width}, indent=1), encoding="utf-8"
+        json.dumps({**wide, "width": wide_width, "phone_width": phone_width}, indent=1),
+        encoding="utf-8",
     )
     problems = []
     if wide["code_share"] > MAX_CODE_SHARE:
@@ -385,6 +389,8 @@ def test_page_reads_like_a_book(page_path, server, browser):
         for image in wide["images"]
     ):
         problems.append("no figure on the first screen")
+    if wide_width > SCREEN["width"]:
+        problems.append(f"{wide_width} px wide on a {SCREEN['width']} px screen")
     if phone_width > PHONE["width"]:
         problems.append(f"{phone_width} px wide on a {PHONE['width']} px phone")
     assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
