@@ -339,7 +339,9 @@ def rope_explorer(
         .mark_rect()
         .encode(
             x=alt.X(
-                "key_position:O", title="key position n", axis=alt.Axis(values=ticks)
+                "key_position:O",
+                title="key position n",
+                axis=alt.Axis(values=ticks, labelAngle=0),
             ),
             y=alt.Y(
                 "query_position:O",
