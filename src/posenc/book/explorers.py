@@ -385,17 +385,20 @@ def rope_explorer(
 
 # ----------------------------------------------------------------- chapter 5
 
-#: The methods the scaling explorer offers; "published" is the chosen model's own setting.
-EXPLORER_METHODS = (
-    "published",
-    "none",
-    "linear",
-    "ntk",
-    "dynamic",
-    "ntk_by_parts",
-    "yarn",
-    "llama3",
-)
+
+def _explorer_methods() -> tuple[str, ...]:
+    """ "published" (the chosen model's own setting), then every method of
+    :func:`posenc.rope_scaling` that takes no per-model data (LongRoPE's factor lists belong
+    to a model: it is drawn as a Phi model's "published" setting)."""
+    from posenc.scaling import SCALING_METHODS
+
+    return ("published",) + tuple(
+        name for name, entry in SCALING_METHODS.items() if not entry.required
+    )
+
+
+#: The methods the scaling explorer offers.
+EXPLORER_METHODS = _explorer_methods()
 
 
 def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
