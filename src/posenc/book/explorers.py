@@ -153,6 +153,7 @@ def _styled(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
         chart.configure_axis(labelFontSize=11, titleFontSize=12)
         .configure_legend(labelFontSize=11, titleFontSize=12, symbolSize=120)
         .configure_title(fontSize=13)
+        .configure_view(strokeWidth=0)
         .configure_header(labelFontSize=12, titleFontSize=12)
     )
 
@@ -221,7 +222,7 @@ def sinusoidal_explorer(
                 title="value",
             ),
         )
-        .properties(width=560, height=150, name="heatmap")
+        .properties(width=560, height=192, name="heatmap")
     )
     wave_data, wave_columns = data.packed(
         "wavelengths", tables["wavelengths"], ["d", "base"]
@@ -440,7 +441,15 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     geometry = (
         "{" + ", ".join(f"'{n}': '{g}'" for n, g in of_model.items()) + "}[model]"
     )
-    method = _menu("method", "method ", EXPLORER_METHODS, "published")
+    method = alt.param(
+        name="method",
+        value="published",
+        bind=alt.binding_select(
+            options=list(EXPLORER_METHODS),
+            labels=["published (its own s and options)", *EXPLORER_METHODS[1:]],
+            name="method ",
+        ),
+    )
     factor = _menu("factor", "factor s ", FACTORS, 4.0)
     beta_fast = _menu("beta_fast", "beta_fast ", BETA_FAST, 32.0)
     beta_slow = _menu("beta_slow", "beta_slow ", BETA_SLOW, 1.0)
