@@ -28,6 +28,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (posenc)" >/dev/null
+	$(BIN)/python book/_ext/offline_vega.py >/dev/null
 	@touch $(STAMP)
 
 book: $(STAMP)
