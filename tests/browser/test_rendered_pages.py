@@ -29,6 +29,8 @@ from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
+from tests.browser.explorer_checks import explorer_problems
+
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -146,6 +148,17 @@ def test_page_reads_like_a_book(page_path, server, browser):
             and problems.append(f"HTTP {response.status}: {response.url}")
         ),
     )
+    outside: list[str] = []
+
+    def only_the_build(route):
+        url = route.request.url
+        if url.startswith(server) or url.startswith("data:"):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.route("**/*", only_the_build)
     page.goto(server + page_path, wait_until="load")
 
     has_mathjax = page.evaluate(
@@ -238,6 +251,13 @@ def test_page_reads_like_a_book(page_path, server, browser):
         quality=85,
     )
     problems += reading_problems(page, page_path)
+    for name in page.evaluate(
+        "() => [...document.querySelectorAll('div.posenc-explorer')]"
+        ".map(e => e.id.replace(/^explorer-/, ''))"
+    ):
+        problems += explorer_problems(page, name)
+    if outside:
+        problems.append(f"requests outside the build: {outside[:3]}")
     context.close()
     assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
 
