@@ -21,7 +21,7 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: book test lint unit nbval portability strict-build browser serve notebooks bench clean
+.PHONY: book test lint unit nbval portability strict-build browser serve notebooks bench clean catalogues
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,15 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python book/_ext/offline_vega.py >/dev/null
 	@touch $(STAMP)
 
+# The Chinese edition (issue 16): the same notebooks' stored outputs, prose from the gettext
+# catalogues in locales/zh_CN, written to _build/html/zh. conf.py mirrors _config.yml
+# (jupyter-book config sphinx .; a test checks it is current).
+ZH_BUILD := POSENC_RENDER_STORED=1 $(BIN)/python -m sphinx -b html -q -D nb_execution_mode=off \
+	-D language=zh_CN -D locale_dirs=locales -D gettext_compact=0 -d _build/.doctrees-zh
+
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
+	$(ZH_BUILD) . _build/html/zh
 	@echo "Open _build/html/index.html"
 
 # The parts in order; the unit tests and nbval run side by side (two processes, one per core).
@@ -68,6 +75,14 @@ portability: $(STAMP)
 # so `make test` executes each notebook once; `make book` executes them all.
 strict-build: $(STAMP)
 	POSENC_RENDER_STORED=1 $(BIN)/jupyter-book build . --all -W -n --keep-going
+	$(ZH_BUILD) -W -n --keep-going . _build/html/zh
+
+# Re-extract the English messages and update the Chinese catalogues (new or changed English
+# prose becomes an untranslated or fuzzy entry, which tests/test_translation.py refuses).
+catalogues: $(STAMP)
+	POSENC_RENDER_STORED=1 $(BIN)/python -m sphinx -b gettext -q -D nb_execution_mode=off \
+		-D gettext_compact=0 . _build/gettext
+	$(BIN)/sphinx-intl update -p _build/gettext -l zh_CN -d locales
 
 # Opens every built page in headless Chromium (Debian's /usr/bin/chromium, never a
 # downloaded browser); skips with a message when Chromium is missing.

@@ -49,8 +49,11 @@ CHROMIUM_FLAGS = [
 def pages() -> list[str]:
     if not HTML.is_dir():
         return []
+    # Both editions: English at the root, Chinese under zh/ (issue 16).
     found = [p for p in HTML.glob("*.html")] + [
-        p for p in (HTML / "book").glob("*.html")
+        p
+        for folder in (HTML / "book", HTML / "zh" / "book")
+        for p in folder.glob("*.html")
     ]
     return sorted(str(p.relative_to(HTML)) for p in found)
 
@@ -245,7 +248,9 @@ def test_page_reads_like_a_book(page_path, server, browser):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     # JPEG: a full page at 1280 px encodes in about half the time of a PNG, and reads as well.
     page.screenshot(
-        path=str(SCREENSHOTS / (Path(page_path).stem + ".jpg")),
+        path=str(
+            SCREENSHOTS / (page_path.replace("/", "_").removesuffix(".html") + ".jpg")
+        ),
         full_page=True,
         type="jpeg",
         quality=85,
@@ -377,7 +382,11 @@ def reading_problems(page, page_path: str) -> list[str]:
     # The first three phone screens: where a phone's reader meets the page's idea and layout.
     phone_height = page.evaluate("() => document.documentElement.scrollHeight")
     page.screenshot(
-        path=str(SCREENSHOTS / "phone" / (Path(page_path).stem + ".png")),
+        path=str(
+            SCREENSHOTS
+            / "phone"
+            / (page_path.replace("/", "_").removesuffix(".html") + ".png")
+        ),
         full_page=True,
         clip={
             "x": 0,
@@ -388,7 +397,9 @@ def reading_problems(page, page_path: str) -> list[str]:
     )
 
     METRICS.mkdir(parents=True, exist_ok=True)
-    (METRICS / (Path(page_path).stem + ".json")).write_text(
+    (
+        METRICS / (page_path.replace("/", "_").removesuffix(".html") + ".json")
+    ).write_text(
         json.dumps({**wide, "width": wide_width, "phone_width": phone_width}, indent=1),
         encoding="utf-8",
     )

@@ -1,0 +1,37 @@
+"""A link on every page to the same page in the other edition (English at the root of the
+HTML, Chinese under ``zh/``).
+
+The English build is ``language`` None or "en"; the Chinese build has ``language = "zh_CN"``
+and is written to ``_build/html/zh``. The link is relative, so both editions work from any
+address and offline.
+"""
+
+from __future__ import annotations
+
+from sphinx.application import Sphinx
+
+CHINESE = "zh_CN"
+CHINESE_DIR = "zh"
+
+
+def other_edition(pagename: str, language: str | None) -> tuple[str, str, str]:
+    """(href, link text, language tag) of ``pagename`` in the other edition."""
+    depth = pagename.count("/")
+    if language == CHINESE:
+        return "../" * (depth + 1) + f"{pagename}.html", "English", "en"
+    return "../" * depth + f"{CHINESE_DIR}/{pagename}.html", "中文", "zh-CN"
+
+
+def add_switch(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    if app.builder.format != "html" or "body" not in context:
+        return
+    href, text, tag = other_edition(pagename, app.config.language)
+    context["body"] = (
+        f'<p class="language-switch"><a href="{href}" hreflang="{tag}" lang="{tag}">'
+        f"{text}</a></p>\n" + context["body"]
+    )
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", add_switch)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
