@@ -8,6 +8,8 @@ address and offline.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sphinx.application import Sphinx
 
 CHINESE = "zh_CN"
@@ -32,6 +34,19 @@ def add_switch(app: Sphinx, pagename, templatename, context, doctree) -> None:
     )
 
 
+def write_index(app: Sphinx, exception: Exception | None) -> None:
+    """The Chinese edition's own index.html: a redirect to its preface, as the English one."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if app.config.language != CHINESE:
+        return
+    (Path(app.outdir) / "index.html").write_text(
+        '<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n',
+        encoding="utf-8",
+    )
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_switch)
+    app.connect("build-finished", write_index)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
