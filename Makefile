@@ -34,7 +34,7 @@ $(STAMP): requirements.txt pyproject.toml
 # The Chinese edition (issue 16): the same notebooks' stored outputs, prose from the gettext
 # catalogues in locales/zh_CN, written to _build/html/zh. conf.py mirrors _config.yml
 # (jupyter-book config sphinx .; a test checks it is current).
-ZH_BUILD := POSENC_RENDER_STORED=1 $(BIN)/python -m sphinx -b html -q -D nb_execution_mode=off \
+ZH_BUILD := POSENC_RENDER_STORED=1 $(BIN)/python -m sphinx -b html -q -E -D nb_execution_mode=off \
 	-D language=zh_CN -D locale_dirs=locales -D gettext_compact=0 -d _build/.doctrees-zh
 
 book: $(STAMP)

@@ -21,7 +21,8 @@ CATALOGUES = ROOT / "locales" / "zh_CN" / "LC_MESSAGES"
 
 
 def catalogues() -> list[Path]:
-    return sorted(CATALOGUES.rglob("*.po"))
+    """The page catalogues (cell_labels.po, translated by hand, is not one)."""
+    return sorted((CATALOGUES / "book").glob("*.po"))
 
 
 def messages(path: Path):
@@ -97,3 +98,53 @@ def test_catalogues_hold_the_current_english(tmp_path):
                 if message.id and message.id not in known:
                     missing.append(f"{relative}: {message.id[:60]}")
     assert not missing, f"English messages without a translation: {missing[:5]}"
+
+
+def test_every_hidden_cell_label_has_a_translation():
+    """The labels of hidden cells are cell metadata: gettext does not see them, so they are
+    translated in locales/zh_CN/LC_MESSAGES/cell_labels.po (book/_ext/language_switch.py)."""
+    import json
+
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    used = {
+        config["sphinx"]["config"]["nb_code_prompt_show"],
+        config["sphinx"]["config"]["nb_code_prompt_hide"],
+    }
+    for path in (ROOT / "book").glob("*.ipynb"):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            settings = cell.get("metadata", {}).get("mystnb", {})
+            used |= {
+                settings[key]
+                for key in ("code_prompt_show", "code_prompt_hide")
+                if key in settings
+            }
+    translated = {m.id for m in messages(CATALOGUES / "cell_labels.po") if m.string}
+    assert used - translated == set(), sorted(used - translated)
+
+
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$", re.S)
+# A note quoted in Chinese, then its English rendering: "…中文…" (*English*) or (English).
+RENDERING = re.compile(
+    r"[\u3400-\u9fff][^\"”]*[\"”]\s*\((?:\*(.+?)\*|([^()*]*))\)", re.S
+)
+
+
+def dropped_formulas(english: str) -> list[str]:
+    """The formulas of a message that stand in English renderings of Chinese quotes: the
+    Chinese edition quotes the note's own words and leaves the rendering out."""
+    return [
+        formula
+        for italic, plain in RENDERING.findall(english)
+        for formula in MATH.findall(italic or plain)
+    ]
+
+
+@pytest.mark.parametrize("path", catalogues(), ids=lambda p: p.stem)
+def test_translations_keep_every_formula_but_those_of_renderings(path):
+    for message in messages(path):
+        expected = sorted(MATH.findall(message.id))
+        for formula in dropped_formulas(message.id):
+            expected.remove(formula)
+        assert sorted(MATH.findall(message.string)) == expected, message.id[:60]

@@ -34,6 +34,36 @@ def add_switch(app: Sphinx, pagename, templatename, context, doctree) -> None:
     )
 
 
+#: The labels of hidden cells (cell metadata, which gettext does not extract), translated by
+#: hand in one catalogue; tests/test_translation.py checks every label has a translation.
+LABELS = (
+    Path(__file__).resolve().parents[2]
+    / "locales"
+    / "zh_CN"
+    / "LC_MESSAGES"
+    / "cell_labels.po"
+)
+
+
+def cell_labels() -> dict[str, str]:
+    from babel.messages.pofile import read_po
+
+    with LABELS.open("rb") as file:
+        return {m.id: m.string for m in read_po(file) if m.id and m.string}
+
+
+def translate_cell_labels(app: Sphinx, doctree) -> None:
+    """In the Chinese build, the "Show ..." / "Hide ..." labels of hidden cells."""
+    if app.config.language != CHINESE:
+        return
+    labels = cell_labels()
+    for node in doctree.findall(lambda n: hasattr(n, "attributes")):
+        for key in ("prompt_show", "prompt_hide"):
+            value = node.attributes.get(key)
+            if isinstance(value, str):
+                node[key] = labels.get(value, value)
+
+
 def write_index(app: Sphinx, exception: Exception | None) -> None:
     """The Chinese edition's own index.html: a redirect to its preface, as the English one."""
     if exception is not None or app.builder.format != "html":
@@ -48,5 +78,6 @@ def write_index(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_switch)
+    app.connect("doctree-read", translate_cell_labels)
     app.connect("build-finished", write_index)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 CJK = re.compile(r"[\u3400-\u9fff]")
 WORD = re.compile(r"[A-Za-z]{2,}")
-PROSE = {"p", "li", "dd", "dt", "td", "th", "figcaption", "caption"}
+# Glossary terms (<dt>) are English by design: the Chinese name is the line under each.
+PROSE = {"p", "li", "dd", "td", "th", "figcaption", "caption"}
 SKIP = {"code", "pre", "script", "style", "kbd", "samp"}
 
 
@@ -81,14 +82,32 @@ def test_no_prose_paragraph_is_left_in_english(page):
     left = [
         block[:80]
         for block in parse(HTML / "zh" / page).blocks
-        if len(WORD.findall(block)) >= 4 and not CJK.search(block)
+        if len(WORD.findall(block)) >= 4
+        and not CJK.search(block)
+        # names only (GPT-NeoX, Hugging Face LLaMA): every word capitalised
+        and not all(word[0].isupper() for word in WORD.findall(block))
     ]
     assert not left, f"{page}: paragraphs in English: {left[:3]}"
+
+
+def dropped(page: str) -> int:
+    """Formulas the Chinese page leaves out on purpose: those in English renderings of quoted
+    Chinese notes (tests/test_translation.py checks each message)."""
+    from babel.messages.pofile import read_po
+
+    from tests.test_translation import dropped_formulas
+
+    catalogue = (
+        ROOT / "locales" / "zh_CN" / "LC_MESSAGES" / Path(page).with_suffix(".po")
+    )
+    with catalogue.open("rb") as file:
+        return sum(len(dropped_formulas(m.id)) for m in read_po(file) if m.id)
 
 
 @pytest.mark.parametrize("page", chinese_pages())
 def test_the_same_formulas_as_the_english_page(page):
     english, chinese = parse(HTML / page).math, parse(HTML / "zh" / page).math
-    assert chinese == english, (
-        f"{page}: {chinese} formulas, the English page has {english}"
+    assert chinese == english - dropped(page), (
+        f"{page}: {chinese} formulas; the English page has {english}, "
+        f"{dropped(page)} of them in renderings of quoted notes"
     )
