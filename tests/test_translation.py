@@ -100,7 +100,7 @@ def test_catalogues_hold_the_current_english(tmp_path):
     assert not missing, f"English messages without a translation: {missing[:5]}"
 
 
-def test_every_hidden_cell_label_has_a_translation():
+def test_every_hidden_cell_label_caption_and_the_title_have_a_translation():
     """The labels of hidden cells are cell metadata: gettext does not see them, so they are
     translated in locales/zh_CN/LC_MESSAGES/cell_labels.po (book/_ext/language_switch.py)."""
     import json
@@ -120,6 +120,9 @@ def test_every_hidden_cell_label_has_a_translation():
                 for key in ("code_prompt_show", "code_prompt_hide")
                 if key in settings
             }
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    used |= {part["caption"] for part in toc.get("parts", []) if part.get("caption")}
+    used.add(config["title"])
     translated = {m.id for m in messages(CATALOGUES / "cell_labels.po") if m.string}
     assert used - translated == set(), sorted(used - translated)
 
@@ -148,3 +151,38 @@ def test_translations_keep_every_formula_but_those_of_renderings(path):
         for formula in dropped_formulas(message.id):
             expected.remove(formula)
         assert sorted(MATH.findall(message.string)) == expected, message.id[:60]
+
+
+def glossary_terms() -> list[tuple[str, list[str]]]:
+    """(English term, its Chinese names) for every glossary entry that gives Chinese names
+    (the line under the term in book/appendix_glossary.md)."""
+    source = (ROOT / "book" / "appendix_glossary.md").read_text(encoding="utf-8")
+    lines = source.split("```{glossary}")[1].split("```")[0].split("\n")
+    entries, blank = [], True
+    for k, line in enumerate(lines):
+        if line and not line.startswith(" ") and blank:
+            below = lines[k + 1] if k + 1 < len(lines) else ""
+            if (
+                below
+                and not below.startswith(" ")
+                and re.search(r"[\u3400-\u9fff]", below)
+            ):
+                names = [n.strip() for n in re.split(r"[，,、;；]", below) if n.strip()]
+                entries.append((line.strip(), names))
+        blank = not line.strip()
+    return entries
+
+
+def test_the_chinese_edition_uses_the_glossarys_terms():
+    """Every Chinese name the glossary gives is what the edition writes: at least one of an
+    entry's names appears in the translated pages outside the glossary."""
+    text = "\n".join(
+        m.string
+        for path in catalogues()
+        if path.stem != "appendix_glossary"
+        for m in messages(path)
+    )
+    entries = glossary_terms()
+    assert len(entries) > 40
+    unused = [term for term, names in entries if not any(n in text for n in names)]
+    assert not unused, f"glossary terms the Chinese pages never use: {unused}"

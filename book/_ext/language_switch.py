@@ -34,8 +34,9 @@ def add_switch(app: Sphinx, pagename, templatename, context, doctree) -> None:
     )
 
 
-#: The labels of hidden cells (cell metadata, which gettext does not extract), translated by
-#: hand in one catalogue; tests/test_translation.py checks every label has a translation.
+#: The labels of hidden cells (cell metadata), the table of contents' captions and the title,
+#: which gettext does not extract, translated by hand in one catalogue;
+#: tests/test_translation.py checks every one has a translation.
 LABELS = (
     Path(__file__).resolve().parents[2]
     / "locales"
@@ -52,11 +53,24 @@ def cell_labels() -> dict[str, str]:
         return {m.id: m.string for m in read_po(file) if m.id and m.string}
 
 
+def translate_title(app: Sphinx, config) -> None:
+    """The Chinese build's title (the sidebar and every page's <title>)."""
+    if config.language == CHINESE:
+        config.html_title = cell_labels().get(config.html_title, config.html_title)
+
+
 def translate_cell_labels(app: Sphinx, doctree) -> None:
-    """In the Chinese build, the "Show ..." / "Hide ..." labels of hidden cells."""
+    """In the Chinese build, the "Show ..." / "Hide ..." labels of hidden cells and the
+    captions of the table of contents (from _toc.yml, which gettext does not see)."""
     if app.config.language != CHINESE:
         return
+    from sphinx import addnodes
+
     labels = cell_labels()
+    for toctree in doctree.findall(addnodes.toctree):
+        caption = toctree.get("caption")
+        if caption:
+            toctree["caption"] = labels.get(caption, caption)
     for node in doctree.findall(lambda n: hasattr(n, "attributes")):
         for key in ("prompt_show", "prompt_hide"):
             value = node.attributes.get(key)
@@ -79,5 +93,6 @@ def write_index(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_switch)
     app.connect("doctree-read", translate_cell_labels)
+    app.connect("config-inited", translate_title)
     app.connect("build-finished", write_index)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
