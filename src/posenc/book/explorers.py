@@ -23,10 +23,7 @@ from collections.abc import Sequence
 
 import altair as alt
 
-#: Colours and dash patterns of the explorers' series: the book's Okabe-Ito palette and line
-#: styles (posenc.book.plotting), so a series reads in greyscale and for colour-blind readers.
-_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-_DASHES = ([1, 0], [6, 3], [6, 2, 1, 2], [1, 2], [8, 2, 2, 2, 2, 2], [10, 3], [2, 2])
+from posenc.book.plotting import PALETTE
 
 #: The Vega-Embed options of every explorer: SVG (so a test can read what is drawn), no menu.
 EMBED_OPTIONS = {"renderer": "svg", "actions": False}
@@ -231,7 +228,7 @@ def sinusoidal_explorer(
         alt.Chart(wave_data, title="Wavelength of pair i, in positions")
         .transform_filter(choice)
         .transform_flatten(wave_columns)
-        .mark_line(point=alt.OverlayMarkDef(size=12), color="#0072B2")
+        .mark_line(point=alt.OverlayMarkDef(size=12), color=PALETTE[0])
         .encode(
             x=alt.X("pair:Q", title="pair i"),
             y=alt.Y(
@@ -248,7 +245,7 @@ def sinusoidal_explorer(
         alt.Chart(dot_data, title="PE(p) · PE(p + k) against the offset k")
         .transform_filter(choice)
         .transform_flatten(dot_columns)
-        .mark_line(color="#D55E00", strokeDash=[5, 2])
+        .mark_line(color=PALETTE[1], strokeDash=[5, 2])
         .encode(
             x=alt.X("offset:Q", title="offset k"), y=alt.Y("dot:Q", title="dot product")
         )
@@ -317,7 +314,9 @@ def rope_explorer(
             y2="y:Q",
             color=alt.Color(
                 "vector:N",
-                scale=alt.Scale(domain=["query", "key"], range=["#0072B2", "#D55E00"]),
+                scale=alt.Scale(
+                    domain=["query", "key"], range=[PALETTE[0], PALETTE[1]]
+                ),
                 legend=None,
             ),
             strokeDash=alt.StrokeDash(
@@ -480,7 +479,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         )
     )
     scale = settings.mark_line(
-        color="#0072B2", point=alt.OverlayMarkDef(size=18)
+        color=PALETTE[0], point=alt.OverlayMarkDef(size=18)
     ).encode(
         x=alt.X("pair:Q", title="pair i"),
         y=alt.Y(
@@ -492,7 +491,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     )
     unseen = (
         settings.transform_filter("datum.meets == 'unseen angles'")
-        .mark_point(shape="diamond", size=70, filled=True, color="#D55E00")
+        .mark_point(shape="diamond", size=70, filled=True, color=PALETTE[1])
         .encode(x="pair:Q", y="scale:Q")
     )
     scale_chart = (scale + unseen).properties(
@@ -523,7 +522,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
                 "context:N",
                 scale=alt.Scale(
                     domain=["original context L", "target context sL"],
-                    range=["#009E73", "#CC79A7"],
+                    range=[PALETTE[2], PALETTE[3]],
                 ),
                 title=None,
                 legend=alt.Legend(orient="bottom", direction="horizontal"),
@@ -626,7 +625,7 @@ def experiment_explorer(
     picked = alt.selection_point(name="picked", fields=["method"], bind="legend")
     if styles is None:
         styles = {
-            m: (_PALETTE[k % len(_PALETTE)], "o", "-") for k, m in enumerate(methods)
+            m: (PALETTE[k % len(PALETTE)], "o", "-") for k, m in enumerate(methods)
         }
     missing = sorted(set(methods) - set(styles))
     if missing:
