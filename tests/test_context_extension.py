@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 torch = pytest.importorskip("torch")
 
 import posenc  # noqa: E402

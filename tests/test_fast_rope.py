@@ -14,13 +14,16 @@ from hypothesis import strategies as st
 from posenc import apply_rope, fast_rope, rope_inv_freq
 from posenc.rope import rope_angles, rotate_pairs, rotate_pairs_elementwise
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 LAYOUTS = ["interleaved", "half"]
 FAST_KERNEL = {"interleaved": "complex", "half": "half-out"}
 TOLERANCE = {torch.float32: 2e-6, torch.float64: 1e-12}
 
 
 def cos_sin(positions, dim, dtype):
-    angles = rope_angles(positions, rope_inv_freq(dim))
+    """cos and sin tables computed in numpy float64, then cast."""
+    angles = rope_angles(np.asarray(positions), rope_inv_freq(dim))
     return torch.from_numpy(np.cos(angles)).to(dtype), torch.from_numpy(
         np.sin(angles)
     ).to(dtype)
