@@ -72,7 +72,7 @@ def check_positive_float(value: object, name: str) -> float:
             f"{name} must be a positive real number, got {value!r} of type {type(value).__name__}"
         )
     value = float(value)
-    if not np.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
 

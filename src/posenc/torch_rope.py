@@ -46,7 +46,8 @@ class RotaryEmbedding(nn.Module):
 
     ``dim``: the head dimension (x's last); ``rotary_dim`` (default ``dim``): how many
     leading features are rotated, the rest pass through; ``inv_freq``: (rotary_dim/2,)
-    frequencies, default ``rope_inv_freq(rotary_dim, base)``. ``cos_cached`` and
+    frequencies, default ``rope_inv_freq(rotary_dim, base)``; ``device``: where the
+    frequencies and the cache are built (they move with the module). ``cos_cached`` and
     ``sin_cached`` (float64, shape (cached_positions, rotary_dim/2), not in the state
     dict) hold attention_factor * cos(m theta_i) and ... * sin(m theta_i) for m = 0 ..
     cached_positions - 1; a call with a larger integer position grows the cache to the
@@ -69,6 +70,7 @@ class RotaryEmbedding(nn.Module):
         layout: str = "interleaved",
         max_positions: int = 2048,
         rotary_dim: int | None = None,
+        device: torch.device | str | None = None,
     ) -> None:
         super().__init__()
         self.dim = check_even_positive_int(dim, "dim")
@@ -85,7 +87,9 @@ class RotaryEmbedding(nn.Module):
         )
         self.learned = is_torch_tensor(theta) and theta.requires_grad
         # an empty buffer that follows the module's device (its dtype does not matter)
-        self.register_buffer("device_anchor", torch.empty(0), persistent=False)
+        self.register_buffer(
+            "device_anchor", torch.empty(0, device=device), persistent=False
+        )
         if self.learned:
             self.inv_freq = theta  # an nn.Parameter registers itself
             self._theta = None
