@@ -73,15 +73,18 @@ def test_setup_notebook_rejects_a_bad_thread_count_before_importing_torch():
         setup_notebook(seed=0, use_torch=True, torch_threads=1.0)
 
 
-CORE = {
-    "posenc._validation",
-    "posenc.rotation",
-    "posenc.sinusoidal",
-    "posenc.rope",
-    "posenc.fast_rope",
-    "posenc.torch_rope",
-    "posenc.scaling",
-    "posenc.attention",
+CORE = {  # the core modules (ARCHITECTURE.md, "Layers")
+    f"posenc.{name}"
+    for name in (
+        "_validation",
+        "rotation",
+        "sinusoidal",
+        "rope",
+        "fast_rope",
+        "torch_rope",
+        "scaling",
+        "attention",
+    )
 }
 
 

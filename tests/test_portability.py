@@ -32,7 +32,7 @@ def makefile_variable(name: str) -> list[str]:
 # ---------------------------------------------------------------- the `torch` marker
 
 
-MODULE_MARK = re.compile(r"^pytestmark = pytest\.mark\.torch\b", re.M)
+MODULE_MARK = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.torch\b", re.M)
 
 
 def test_a_test_module_is_marked_torch_by_its_own_line_exactly_when_it_uses_torch():
