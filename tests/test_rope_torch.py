@@ -61,6 +61,24 @@ def test_seq_positions_as_a_tensor_equal_them_as_a_list():
 
 
 @pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+)
+@pytest.mark.parametrize("attention_factor", [1.0, 1.3])
+def test_host_and_device_positions_give_the_same_bits(dtype, attention_factor):
+    # positions given as numbers on the CPU take numpy for the angles and casts; as a
+    # tensor, torch on its device: the same numbers either way, and the module's too
+    x = torch.randn(2, 3, 50, 16).to(dtype)
+    positions = list(range(0, 500_000, 10_000))
+    for layout in LAYOUTS:
+        options = {"attention_factor": attention_factor, "layout": layout}
+        host = apply_rope(x, positions, **options)
+        assert torch.equal(host, apply_rope(x, torch.tensor(positions), **options))
+        module = RotaryEmbedding(16, **options)
+        assert torch.equal(host, module.rotate(x, torch.tensor(positions)))
+        assert torch.equal(host, module.rotate(x, positions))
+
+
+@pytest.mark.parametrize(
     "call,error,name",
     [
         (lambda x: apply_rope(x, torch.arange(5.0)), TypeError, "positions"),

@@ -212,17 +212,54 @@ def apply_rope(
     base = check_positive_float(base, "base")
     attention_factor = check_positive_float(attention_factor, "attention_factor")
     theta = resolve_inv_freq(rotary_dim, inv_freq, base, keep_tensor=is_torch)
-    positions = (
-        _torch_positions(positions, x) if is_torch else as_int_positions(positions)
-    )
-    _check_positions_shape(tuple(positions.shape), shape)
-    cos, sin = cos_sin(rope_angles(positions, theta), attention_factor)
-    if is_torch:
+    if is_torch and _on_the_host(positions, theta, x):
+        positions = as_int_positions(positions)
+        _check_positions_shape(positions.shape, shape)
+        cos, sin = _host_tables(rope_angles(positions, theta), attention_factor, x)
+    elif is_torch:
+        positions = _torch_positions(positions, x)
+        _check_positions_shape(tuple(positions.shape), shape)
+        cos, sin = cos_sin(rope_angles(positions, theta), attention_factor)
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     else:
+        positions = as_int_positions(positions)
+        _check_positions_shape(positions.shape, shape)
+        cos, sin = cos_sin(rope_angles(positions, theta), attention_factor)
         cos, sin = cos.astype(x.dtype), sin.astype(x.dtype)
     cos, sin = broadcast_tables(cos, sin, len(shape))
     return rotate_pairs(x, cos, sin, layout, rotary_dim)
+
+
+def _on_the_host(positions: object, theta: Any, x: Any) -> bool:
+    """Positions and frequencies given as numbers, x on the CPU, no torch.compile tracing."""
+    import torch
+
+    return (
+        not is_torch_tensor(positions)
+        and not is_torch_tensor(theta)
+        and x.device.type == "cpu"
+        and not torch.compiler.is_compiling()
+    )
+
+
+def _host_tables(angles: np.ndarray, attention_factor: float, x: Any) -> tuple:
+    """cos and sin of float64 numpy angles for a CPU tensor x, in its dtype.
+
+    The same numbers as the device path (torch evaluates cos and sin in float64,
+    then the cast), with the angles formed and the casts done in numpy: no torch
+    threads woken for a small table on a busy machine.
+    """
+    import torch
+
+    cos, sin = (t.numpy() for t in cos_sin(torch.from_numpy(angles), attention_factor))
+    if x.dtype in (torch.float32, torch.float64):
+        numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
+        cos = cos.astype(numpy_dtype, copy=False)
+        sin = sin.astype(numpy_dtype, copy=False)
+    return (
+        torch.from_numpy(cos).to(dtype=x.dtype),
+        torch.from_numpy(sin).to(dtype=x.dtype),
+    )
 
 
 def _torch_positions(positions: object, x: Any) -> Any:
