@@ -16,8 +16,6 @@ whatever dtype it has, and nothing of it is cached.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 from torch import nn
@@ -57,9 +55,6 @@ class RotaryEmbedding(nn.Module):
     ``attention_factor``, ``layout`` and ``rotary_dim``.
     """
 
-    cos_cached: torch.Tensor
-    sin_cached: torch.Tensor
-
     def __init__(
         self,
         dim: int,
@@ -91,7 +86,7 @@ class RotaryEmbedding(nn.Module):
             "device_anchor", torch.empty(0, device=device), persistent=False
         )
         if self.learned:
-            self.inv_freq = theta  # an nn.Parameter registers itself
+            self.learned_inv_freq = theta  # an nn.Parameter registers itself
             self._theta = None
         else:
             self._theta = (
@@ -99,40 +94,59 @@ class RotaryEmbedding(nn.Module):
                 if is_torch_tensor(theta)
                 else theta
             )
-        self.cos_cached = self.sin_cached = torch.empty(0, self.rotary_dim // 2)
         self._place(check_positive_int(max_positions, "max_positions"))
 
     @property
     def device(self) -> torch.device:
-        """The device the frequencies and the cache live on."""
+        """The device the frequencies and the cache live on: the module's."""
         return self.device_anchor.device
+
+    @property
+    def inv_freq(self) -> torch.Tensor:
+        """The (rotary_dim/2,) frequencies: float64 (float32 without) on the module's
+        device, or the learned parameter as it is."""
+        if self.learned:
+            return self.learned_inv_freq
+        self._follow_the_module()
+        return self._inv_freq
+
+    @property
+    def cos_cached(self) -> torch.Tensor:
+        self._follow_the_module()
+        return self._cos
+
+    @property
+    def sin_cached(self) -> torch.Tensor:
+        self._follow_the_module()
+        return self._sin
 
     @property
     def cached_positions(self) -> int:
         """How many positions (0 .. n-1) the cache covers now."""
-        return int(self.cos_cached.shape[0])
+        return int(self._cos.shape[0])
+
+    def _follow_the_module(self) -> None:
+        """After the module moved (``.to(device)``, ``.cuda()``, ``.to("meta")``: its
+        device anchor did), rebuild the frequencies and the cache there, in angle
+        precision. Casts (``.half()``) do not reach them: they are not buffers."""
+        if self._cos.device != self.device:
+            self._place(self.cached_positions)
 
     def _place(self, num_positions: int) -> None:
         """Frequencies and a cache of ``num_positions`` in angle precision on self.device."""
         device, half = self.device, self.rotary_dim // 2
         if self.learned:  # nothing to cache: the frequencies change as they learn
-            empty = torch.empty(0, half, device=device, dtype=angle_dtype(device))
-            self.cos_cached = self.sin_cached = empty
+            self._cos = self._sin = torch.empty(
+                0, half, device=device, dtype=angle_dtype(device)
+            )
             return
-        self.inv_freq = torch.from_numpy(self._theta).to(
+        self._inv_freq = torch.from_numpy(self._theta).to(
             device=device, dtype=angle_dtype(device)
         )
         positions = torch.arange(num_positions, device=device)
-        self.cos_cached, self.sin_cached = cos_sin(
-            rope_angles(positions, self.inv_freq), self.attention_factor
+        self._cos, self._sin = cos_sin(
+            rope_angles(positions, self._inv_freq), self.attention_factor
         )
-
-    def _apply(self, fn: Any, recurse: bool = True) -> RotaryEmbedding:
-        """Move with the module (``.to``, ``.cuda``, ``.half``...), then rebuild the
-        frequencies and the cache in angle precision on the new device."""
-        super()._apply(fn, recurse)
-        self._place(self.cached_positions)
-        return self
 
     def tables(
         self,
@@ -148,6 +162,7 @@ class RotaryEmbedding(nn.Module):
         given on the host (read from the cache, grown as needed). Returns tables of shape
         (seq, rotary_dim/2), or (batch, seq, rotary_dim/2) for (batch, seq) positions.
         """
+        self._follow_the_module()
         if is_torch_tensor(positions):
             return self._device_tables(positions, dtype)
         if positions is None:
