@@ -56,7 +56,7 @@ def test_no_synchronisation_with_the_host(layout):
 
 
 def test_one_graph_under_torch_compile_on_cuda():
-    torch._dynamo.reset()
+    torch.compiler.reset()
     x = torch.randn(2, 4, 8, 16, device="cuda")
     positions = torch.arange(8, device="cuda")
     module = RotaryEmbedding(16, layout="half", device="cuda")
