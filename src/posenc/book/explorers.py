@@ -301,7 +301,7 @@ def rope_explorer(
     axis = alt.Scale(domain=[-limit, limit])
     arrows = (
         alt.Chart(
-            vectors, title="Each pair of q_m (solid, blue) and k_n (dashed, orange)"
+            vectors, title="Each pair of q_m (solid, blue) and k_n (dashed, vermilion)"
         )
         .transform_filter(chosen)
         .transform_flatten(vector_columns)
@@ -421,6 +421,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         LOW_FREQ,
         preset_grid,
     )
+    from posenc.scaling import yarn_mscale
 
     if model not in presets:
         raise ValueError(f"model must be one of {sorted(presets)}, got {model!r}")
@@ -498,7 +499,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         width=560,
         height=170,
         name="scale",
-        title="Frequency scale of each pair (orange diamonds: angles never met in training)",
+        title="Frequency scale of each pair (vermilion diamonds: angles never met in training)",
     )
     turns_original = (
         alt.Chart(data.table("turns", tables["turns"]))
@@ -546,12 +547,26 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         title="Turns each pair makes (dotted: one turn)",
     )
     summary_source = settings.transform_filter("datum.pair == 0")
+    # The attention factor multiplies cos and sin. DeepSeek's attention (mscale_all_dim
+    # set) also multiplies its softmax scale by yarn_mscale(s, mscale_all_dim)^2: say so.
+    softmax_scale = {
+        name: yarn_mscale(p.factor, float(p.options["mscale_all_dim"])) ** 2
+        for name, p in presets.items()
+        if p.method == "yarn" and p.options.get("mscale_all_dim")
+    }
+    softmax_of = (
+        "{" + ", ".join(f"'{n}': {v!r}" for n, v in softmax_scale.items()) + "}"
+    )
+    softmax_note = (
+        f"(method == 'published' && isValid({softmax_of}[model]) ? "
+        f"' · softmax scale × ' + format({softmax_of}[model], '.4f') : '')"
+    )
     attention_text = (
         summary_source.transform_filter("method != 'yarn'")
         .transform_calculate(
-            text="'s = ' + datum.factor + ' · attention factor ' + "
-            "format(datum.attention, '.4f') + ' · ' + length(datum.unseen) + "
-            "' pairs meet unseen angles'"
+            text="'s = ' + datum.factor + ' · cos/sin factor ' + "
+            f"format(datum.attention, '.4f') + {softmax_note} + ' · ' + "
+            "length(datum.unseen) + ' pairs meet unseen angles'"
         )
         .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
         .encode(text="text:N", x=alt.value(0), y=alt.value(10))
@@ -560,7 +575,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         alt.Chart(data.table("attention", tables["attention"]))
         .transform_filter("method == 'yarn' && datum.factor == factor")
         .transform_calculate(
-            text="'s = ' + datum.factor + ' · attention factor ' + "
+            text="'s = ' + datum.factor + ' · cos/sin factor ' + "
             "format(datum.attention, '.4f') + ' (YaRN)'"
         )
         .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
