@@ -143,26 +143,3 @@ def test_a_direction_claim_is_rare_under_the_null_of_no_difference():
             tests.append(paired(first, second, np.repeat(np.arange(512), 4)))
         fired += inference.direction_holds(tests)
     assert fired == 0  # each seed fires with probability 0.05; all five: 3e-7
-
-
-@pytest.mark.torch
-def test_the_stored_runs_give_the_verdicts_chapter_6_states():
-    pytest.importorskip("torch")
-    from posenc.experiments import claims
-    from posenc.experiments import context_extension as ce
-
-    rows = {
-        row["key"]: row
-        for row in claims.verdicts(
-            ce.read_all_results(ROOT / "book/data/context_extension")
-        )
-    }
-    assert set(rows) == {claim.key for claim in claims.CLAIMS}
-    for key in (
-        "every-method-beats-none",
-        "ntk-same-as-dynamic",
-        "finetune-narrows-gap",
-    ):
-        assert rows[key]["verdict"] == "shown"
-    for key in ("yarn-beats-by-parts", "yarn-same-as-by-parts"):
-        assert rows[key]["verdict"] == "not shown"
