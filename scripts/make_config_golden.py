@@ -90,6 +90,10 @@ def variants(presets: dict[str, dict]) -> dict[str, dict]:
                 "type": "llama3",
             },
         ),
+        # a top-level original context wins over the block's (any model type)
+        "llama-3.1 top-level original 4096": _with(
+            llama, original_max_position_embeddings=4096
+        ),
         # linear and dynamic on Llama 2's head
         "llama linear 4": _with(
             presets["llama-2-7b"], rope_scaling={"rope_type": "linear", "factor": 4.0}
@@ -208,6 +212,18 @@ def rejected_cases() -> list[dict]:
         (
             "llama3 original not below max_position",
             _with(llama, max_position_embeddings=8192),
+            "original_max_position_embeddings",
+        ),
+        (
+            "llama3 without an original context",
+            _with(
+                llama,
+                rope_scaling={
+                    k: v
+                    for k, v in rope.items()
+                    if k != "original_max_position_embeddings"
+                },
+            ),
             "original_max_position_embeddings",
         ),
         (
