@@ -226,6 +226,11 @@ def test_partial_rotary_rules_per_model_type():
     # int(head_dim * factor) features, truncated as transformers does
     assert rope_from_config({**head, "partial_rotary_factor": 0.4}).rotary_dim == 32
     assert rope_from_config({**head, "partial_rotary_factor": 0.33}).rotary_dim == 26
+    hundred = {**head, "hidden_size": 1000, "num_attention_heads": 10}
+    # 100 * 0.286 = 28.6: truncated to 28, not rounded to 29
+    assert (
+        rope_from_config({**hundred, "partial_rotary_factor": 0.286}).rotary_dim == 28
+    )
     assert rope_from_config({**head, "model_type": "phi"}).rotary_dim == 40  # 0.5
     assert rope_from_config({**head, "model_type": "phi3"}).rotary_dim == 80  # 1.0
     neox = {**head, "model_type": "gpt_neox"}
