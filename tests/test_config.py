@@ -246,6 +246,27 @@ def test_partial_rotary_rules_per_model_type():
     assert rope_from_config({**neox, "rotary_emb_base": 500000}).base == 500000.0
 
 
+def test_gptj_rotates_rotary_dim_features_with_base_10000():
+    """GPTJConfig: rotary_dim (default 64) features, base 10000 (transformers'
+    create_sinusoidal_positions), n_embd / n_head the head; no RoPE block is read."""
+    gptj = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64}
+    gptj["n_positions"] = 2048
+    rope = rope_from_config(gptj)
+    assert (rope.method, rope.rotary_dim, rope.head_dim, rope.base) == (
+        "none",
+        64,
+        256,
+        10000.0,
+    )
+    expected = 1.0 / 10000.0 ** (np.arange(0, 64, 2) / 64)
+    np.testing.assert_allclose(rope.inv_freq, expected, rtol=1e-15)
+    assert rope_from_config(with_(gptj, rotary_dim=None)).rotary_dim == 64  # default
+    with pytest.raises(ValueError, match="rope_theta"):
+        rope_from_config({**gptj, "rope_theta": 5e5})
+    with pytest.raises(ValueError, match="rotary_dim"):
+        rope_from_config({**gptj, "rotary_dim": 63})
+
+
 def test_original_context_rules():
     yarn = {
         "hidden_size": 1024,
@@ -329,7 +350,7 @@ BAD = [
     ({**LLAMA, "hidden_size": True}, TypeError, "hidden_size"),
     (with_(LLAMA, hidden_size=None), ValueError, "hidden_size"),
     ({**LLAMA, "head_dim": 63}, ValueError, "partial_rotary_factor"),
-    ({**LLAMA, "head_dim": 0}, TypeError, "head_dim"),
+    ({**LLAMA, "head_dim": 0}, ValueError, "head_dim"),
     ({**LLAMA, "rope_theta": -1.0}, ValueError, "rope_theta"),
     ({**LLAMA, "rope_theta": "1e4"}, TypeError, "rope_theta"),
     ({**LLAMA, "partial_rotary_factor": 0.0}, ValueError, "partial_rotary_factor"),

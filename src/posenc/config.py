@@ -30,6 +30,8 @@ the models named below):
   NTK reads ``max_position_embeddings`` as L;
 * factor s: the block's ``factor`` (required but for longrope, where it defaults to
   max_position_embeddings / L, Phi-3's way);
+* GPT-J (``gptj``) has no RoPE block: it rotates ``rotary_dim`` features (default 64)
+  with base 10000;
 * Phi-3 (``phi3``) renames the types "su" and "yarn" to "longrope" (after it fills in
   the original context, so the block must then hold one) and accepts only "default"
   and "longrope".
@@ -43,13 +45,18 @@ or TypeError here, naming the field.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
 
+from posenc._validation import (
+    check_factor,
+    check_positive_float,
+    check_positive_int,
+    check_real,
+)
 from posenc.scaling import OPTIONS, SCALING_METHODS, rope_scaling, yarn_mscale
 
 #: transformers' rope types and posenc's method for each.
@@ -91,17 +98,8 @@ _WITH_ORIGINAL = ("yarn", "llama3", "longrope")
 #: softmax scale by yarn_mscale(s, mscale_all_dim) ** 2 when the type is not "default"
 #: and mscale_all_dim is non-zero: DeepSeek-V2/V3 and the models built on their code.
 SOFTMAX_MSCALE_MODEL_TYPES = frozenset(
-    {
-        "axk1",
-        "bailing_hybrid",
-        "deepseek_v2",
-        "deepseek_v3",
-        "glm4_moe_lite",
-        "longcat_flash",
-        "minicpm3",
-        "mistral4",
-        "youtu",
-    }
+    "axk1 bailing_hybrid deepseek_v2 deepseek_v3 glm4_moe_lite longcat_flash minicpm3 "
+    "mistral4 youtu".split()
 )
 
 _DEFAULT_THETA = {"gpt_oss": 150000.0}
@@ -176,6 +174,8 @@ def rope_from_config(config: Mapping[str, object]) -> RopeConfig:
     model_type = config.get("model_type")
     if model_type is not None and not isinstance(model_type, str):
         raise TypeError(f"model_type must be a string, got {model_type!r}")
+    if model_type == "gptj":
+        return _gptj(config)
     key, rope = _rope_block(config)
     rope_type = _rope_type(rope, key, model_type)
     _check_keys(rope, key, rope_type)
@@ -216,6 +216,52 @@ def rope_from_config(config: Mapping[str, object]) -> RopeConfig:
 
 
 # ----------------------------------------------------------------- the fields
+
+
+def _gptj(config: Mapping[str, object]) -> RopeConfig:
+    """GPT-J (``gptj``): plain RoPE, base 10000, on the first ``rotary_dim`` features.
+
+    GPTJConfig has no RoPE block: its ``rotary_dim`` (default 64) counts features, and
+    its attention rotates ``config.rotary_dim or config.hidden_size`` of them with
+    base 10000 fixed; rope_scaling and rope_theta are not read, so they are errors here.
+    """
+    for name in (
+        "rope_scaling",
+        "rope_parameters",
+        "rope_theta",
+        "partial_rotary_factor",
+    ):
+        if config.get(name) is not None:
+            raise ValueError(
+                f"{name} is not read by GPT-J (model_type 'gptj'): its attention uses "
+                "plain RoPE with base 10000 on rotary_dim features"
+            )
+    # GPTJConfig's own names (hidden_size, num_attention_heads and
+    # max_position_embeddings are aliases of them)
+    names = {"hidden_size": "n_embd", "num_attention_heads": "n_head"}
+    names["max_position_embeddings"] = "n_positions"
+    fields = {alias: config.get(own, config.get(alias)) for alias, own in names.items()}
+    head_dim = _head_dim(fields)
+    rotary_dim = config.get("rotary_dim", 64)
+    if rotary_dim is None:
+        rotary_dim = _whole(fields["hidden_size"], "n_embd")
+    rotary_dim = _whole(rotary_dim, "rotary_dim")
+    if rotary_dim % 2:
+        raise ValueError(f"rotary_dim must be even, got {rotary_dim}")
+    max_position = _whole(fields["max_position_embeddings"], "n_positions")
+    inv_freq, attention_factor = rope_scaling("none", rotary_dim, base=10000.0)
+    return RopeConfig(
+        method="none",
+        rotary_dim=rotary_dim,
+        head_dim=head_dim,
+        base=10000.0,
+        factor=1.0,
+        original_max_position=max_position,
+        max_position=max_position,
+        options=MappingProxyType({}),
+        inv_freq=inv_freq,
+        attention_factor=attention_factor,
+    )
 
 
 def _rope_block(config: Mapping[str, object]) -> tuple[str, Mapping[str, object]]:
@@ -311,7 +357,7 @@ def _rotary_dim(
 ) -> int:
     """int(head_dim * partial_rotary_factor), which must be even and > 0."""
     name, share = _rotary_share(config, rope, key, model_type)
-    share = _real(share, name)
+    share = check_real(share, name)
     if not 0 < share <= 1:
         raise ValueError(f"{name} must lie in (0, 1], got {share}")
     rotary_dim = int(head_dim * share)  # transformers truncates
@@ -351,14 +397,14 @@ def _base(
 ) -> float:
     """rope_theta (block, then top level; GPT-NeoX: rotary_emb_base), else the default."""
     if rope.get("rope_theta") is not None:
-        return _positive(rope["rope_theta"], f"{key}.rope_theta")
+        return check_positive_float(rope["rope_theta"], f"{key}.rope_theta")
     top = "rotary_emb_base" if model_type in _NEOX else "rope_theta"
     if model_type in _NEOX:
         _same_if_both(config, "rotary_emb_base", "rope_theta")
     else:
         _neox_only(config, "rotary_emb_base", model_type)
     if config.get(top) is not None:
-        return _positive(config[top], top)
+        return check_positive_float(config[top], top)
     return _DEFAULT_THETA.get(model_type, 10000.0)
 
 
@@ -399,8 +445,8 @@ def _factor(
         return 1.0
     L = original or max_position
     if rope.get("factor") is None:  # only longrope gets here (_check_keys)
-        return _at_least_one(max_position / L, "max_position_embeddings / L")
-    factor = _at_least_one(rope["factor"], f"{key}.factor")
+        return check_factor(max_position / L, "max_position_embeddings / L")
+    factor = check_factor(rope["factor"], f"{key}.factor")
     if rope_type == "yarn":
         implicit = max_position / L
         if implicit not in (1.0, factor):
@@ -485,30 +531,7 @@ def _neox_only(config: Mapping[str, object], name: str, model_type: str | None) 
 
 
 def _whole(value: object, name: str) -> int:
+    """A required positive integer field (missing: ValueError naming it)."""
     if value is None:
         raise ValueError(f"{name} is missing")
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise TypeError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _real(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
-
-
-def _positive(value: object, name: str) -> float:
-    value = _real(value, name)
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-    return value
-
-
-def _at_least_one(value: object, name: str) -> float:
-    value = _real(value, name)
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1 (transformers warns), got {value}")
-    return value
+    return check_positive_int(value, name)
