@@ -14,6 +14,7 @@ CORE = {
     "fast_rope",
     "torch_rope",
     "scaling",
+    "config",
     "attention",
 }
 BOOK_TOOLS = {

@@ -60,6 +60,9 @@ EXPECTED = {
     "mistral-nemo-base-2407": ("none", 128, 1e6, 1.0, 128000, 128000, {}),  # head_dim
     "phi-3-mini-128k-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
     "phi-3.5-mini-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
+    "phi-2": ("none", 32, 10000.0, 1.0, 2048, 2048, {}),  # int(2560 / 32 * 0.4)
+    "phi-4-mini-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
+    "pythia-6.9b-deduped": ("none", 32, 10000.0, 1.0, 2048, 2048, {}),  # 128 * 0.25
     "qwen2.5-7b-instruct-yarn": ("yarn", 128, 1e6, 4.0, 32768, 32768, {}),  # 3584 / 28
     "qwen3-0.6b": (
         "none",
@@ -80,6 +83,7 @@ LISTS = {
         1.1,
         3.049999999999997,
     ),
+    "phi-4-mini-instruct": (48, 1, 47.77, 1.0, 1.0),  # 3072 / 24 * 0.75 = 96: 48 pairs
     "phi-3.5-mini-instruct": (
         48,
         1.0800000429153442,
@@ -191,9 +195,14 @@ def golden_key(arguments: dict) -> str:
 
 
 def test_presets_transformers_computes_agree_with_it(presets):
-    """Every preset is in the golden file (Phi-3 short and long): same values as transformers."""
+    """Every preset's config is a case of the config golden file (transformers' own config
+    class and rotary module; compared in tests/test_config.py); those whose rope_scaling
+    arguments are also in the scaling golden file agree with it too (Phi-3 short and long)."""
+    config_golden = np.load(ROOT / "tests" / "golden" / "rope_config_transformers.npz")
+    names = {case["name"] for case in json.loads(str(config_golden["meta"]))["cases"]}
+    assert set(presets) <= names
     rows = {golden_key(case): row for case, *row in golden_rows()}
-    checked = 0
+    checked = set()
     for preset in presets.values():
         lengths = [None]
         if preset.method == "longrope":
@@ -202,13 +211,22 @@ def test_presets_transformers_computes_agree_with_it(presets):
             arguments = preset.arguments()
             if seq_len is not None:
                 arguments["seq_len"] = seq_len
+            if golden_key(arguments) not in rows:
+                continue
             ref32, ref64, attention_factor = rows[golden_key(arguments)]
             inv_freq, ours = preset.compute(seq_len)
             np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12, atol=0)
             np.testing.assert_allclose(inv_freq, ref32, rtol=2e-6, atol=0)
             assert ours == attention_factor, preset.name
-            checked += 1
-    assert checked == len(presets) + 2
+            checked.add((preset.name, seq_len))
+    # the presets that predate the config golden file are all in the scaling one
+    added_with_the_config_golden = {
+        "phi-2",
+        "phi-4-mini-instruct",
+        "pythia-6.9b-deduped",
+    }
+    assert {name for name, _ in checked} == set(presets) - added_with_the_config_golden
+    assert len(checked) == len(presets) - 3 + 2
 
 
 def test_phi3_attention_factor_comes_from_the_two_lengths(presets):
@@ -274,6 +292,13 @@ def test_transformers_5_rope_parameters_and_old_names_read_the_same():
             "long_factor": [2.0] * 4,
         },
     }
+    # transformers 5.24 renames "su" only after filling in the original context, so the
+    # block must hold one (the top-level 16 still wins)
+    with pytest.raises(
+        ValueError, match="rope_scaling.original_max_position_embeddings"
+    ):
+        preset_from_data("d", model_file(su))
+    su["rope_scaling"]["original_max_position_embeddings"] = 8
     preset = preset_from_data("d", model_file(su))
     assert (preset.method, preset.dim, preset.factor, preset.base) == (
         "longrope",
@@ -341,7 +366,14 @@ BAD = [
     (model_file({**LLAMA, "rope_theta": -1.0}), ValueError, "rope_theta"),
     (model_file({**LLAMA, "rope_theta": "1e4"}), TypeError, "rope_theta"),
     (model_file(without(LLAMA, "max_position_embeddings")), ValueError, "max_position"),
-    (model_file({**LLAMA, "partial_rotary_factor": 0.3}), ValueError, "partial_rotary"),
+    # transformers rotates int(head_dim * factor) features: int(128 * 1.5) = 192 > 128,
+    # int(64 * 0.3) = 19 is odd
+    (model_file({**LLAMA, "partial_rotary_factor": 1.5}), ValueError, "partial_rotary"),
+    (
+        model_file({**LLAMA, "head_dim": 64, "partial_rotary_factor": 0.3}),
+        ValueError,
+        "partial_rotary",
+    ),
     (model_file({**LLAMA, "rope_scaling": "llama3"}), TypeError, "rope_scaling"),
     (
         model_file(
@@ -375,9 +407,7 @@ BAD = [
         "rope_scaling.factor",
     ),
     (
-        model_file(
-            {**LLAMA, "rope_parameters": LLAMA["rope_scaling"], "rope_scaling": None}
-        ),
+        model_file({**LLAMA, "rope_parameters": LLAMA["rope_scaling"]}),
         ValueError,
         "both rope_parameters and rope_scaling",
     ),
@@ -400,9 +430,11 @@ def test_longrope_lists_are_checked_by_rope_scaling_naming_them():
     with pytest.raises(ValueError, match="rope_scaling.long_factor is missing"):
         preset_from_data("half", model_file(config))
     config["rope_scaling"]["long_factor"] = [1.0] * 3
-    preset = preset_from_data("short list", model_file(config))
-    with pytest.raises(ValueError, match="long_factor must be a list of dim/2 = 4"):
-        preset.compute()
+    with pytest.raises(
+        ValueError,
+        match="rope_scaling.long_factor: long_factor must be a list of dim/2",
+    ):
+        preset_from_data("short list", model_file(config))
 
 
 def test_load_presets_names_a_broken_file(tmp_path):
