@@ -52,10 +52,12 @@ test: $(STAMP)
 	@$(MAKE) --no-print-directory strict-build
 	@$(MAKE) --no-print-directory browser
 
-# One formatter and linter for the library, tests, scripts and notebooks (pyproject.toml: ruff, 88 columns).
+# One formatter and linter for the library, tests, scripts and notebooks (pyproject.toml: ruff, 88 columns),
+# and import-linter's contracts: imports point down (pyproject.toml, [tool.importlinter]).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 unit: $(STAMP)
 	$(UNIT_TESTS)

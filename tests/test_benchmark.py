@@ -7,6 +7,8 @@ import torch
 from posenc import apply_rope, rope_inv_freq, rope_matrix
 from posenc.bench import clock, forms
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 
 def test_matrices_are_the_block_diagonal_rope_matrices():
     positions = [0, 1, 7, 300]

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 torch = pytest.importorskip("torch")
 
 import posenc  # noqa: E402
@@ -236,13 +238,13 @@ def test_attention_matches_a_reference_with_apply_rope(method):
     inv_freq, factor = rope.frequencies(
         model.config.head_dim, model.config.rope_base, seq
     )
+    rotary = model.rotary_embedding(rope, seq)
     x = np.random.default_rng(2).normal(size=(2, seq, model.config.d_model))
     rows = np.array([3, 20, 47])
     with torch.no_grad():
-        full = attention(torch.from_numpy(x), np.arange(seq), inv_freq, factor).numpy()
-        some = attention(
-            torch.from_numpy(x), np.arange(seq), inv_freq, factor, rows=rows
-        ).numpy()
+        tables = rotary.tables(seq=seq, dtype=torch.float64)
+        full = attention(torch.from_numpy(x), rotary, tables).numpy()
+        some = attention(torch.from_numpy(x), rotary, tables, rows=rows).numpy()
     expected = reference_attention(attention, x, inv_freq, factor)
     np.testing.assert_allclose(full, expected, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(some, expected[:, rows], rtol=1e-10, atol=1e-12)

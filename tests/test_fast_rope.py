@@ -14,13 +14,16 @@ from hypothesis import strategies as st
 from posenc import apply_rope, fast_rope, rope_inv_freq
 from posenc.rope import rope_angles, rotate_pairs, rotate_pairs_elementwise
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 LAYOUTS = ["interleaved", "half"]
 FAST_KERNEL = {"interleaved": "complex", "half": "half-out"}
 TOLERANCE = {torch.float32: 2e-6, torch.float64: 1e-12}
 
 
 def cos_sin(positions, dim, dtype):
-    angles = rope_angles(positions, rope_inv_freq(dim))
+    """cos and sin tables computed in numpy float64, then cast."""
+    angles = rope_angles(np.asarray(positions), rope_inv_freq(dim))
     return torch.from_numpy(np.cos(angles)).to(dtype), torch.from_numpy(
         np.sin(angles)
     ).to(dtype)
@@ -395,3 +398,36 @@ def test_fast_kernels_equal_the_reference_formula_on_random_shapes(
     torch.testing.assert_close(result, expected, atol=TOLERANCE[dtype], rtol=0)
     if layout == "half":
         assert torch.equal(result, expected)
+
+
+def test_a_transposed_input_that_needs_gradients_gives_a_contiguous_result():
+    # (batch, seq, heads, dim) viewed as (batch, heads, seq, dim), under autograd
+    x_bshd = torch.randn(2, 7, 3, 16, dtype=torch.float64, requires_grad=True)
+    x = x_bshd.transpose(1, 2)
+    positions = [0, 1, 5, 9, 100, 2048, 70000]
+    cos, sin = cos_sin(positions, 16, torch.float64)
+    assert fast_rope.choose_kernel(x, cos, sin, "interleaved") == "complex-autograd"
+    result = apply_rope(x, positions)
+    assert result.is_contiguous() and result.shape == x.shape and result.requires_grad
+    np.testing.assert_allclose(
+        result.detach().numpy(), reference(x, positions, "interleaved"), atol=1e-12
+    )
+    weights = torch.randn(result.shape, dtype=torch.float64)
+    (result * weights).sum().backward()
+    expected = torch.autograd.grad(
+        (rotate_pairs_elementwise(x, cos, sin, "interleaved") * weights).sum(), x_bshd
+    )[0]
+    torch.testing.assert_close(x_bshd.grad, expected, atol=1e-12, rtol=0)
+
+
+def test_the_private_functorch_probe_is_there_and_tells_wrapped_tensors():
+    # the one private torch API posenc uses (see fast_rope's docstring): this test fails
+    # when a torch release removes it or changes what it answers
+    assert (
+        fast_rope._is_functorch_wrapped
+        is torch._C._functorch.is_functorch_wrapped_tensor
+    )
+    x = torch.randn(3, 4, 8)
+    seen = []
+    torch.func.vmap(lambda t: seen.append(fast_rope._is_functorch_wrapped(t)) or t)(x)
+    assert seen == [True] and not fast_rope._is_functorch_wrapped(x)

@@ -1,7 +1,6 @@
 """`make portability`: the torch marker, the notebook list, the kernel families it runs, and that
 torch in pytest and in the notebook kernels really runs with the requested threads and kernels."""
 
-import importlib
 import importlib.util
 import json
 import os
@@ -11,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import module_reaches_torch
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
@@ -34,33 +32,55 @@ def makefile_variable(name: str) -> list[str]:
 # ---------------------------------------------------------------- the `torch` marker
 
 
-def test_every_test_module_that_imports_torch_is_marked():
-    imports_torch = re.compile(
-        r"^(import torch\b|from torch\b)|importorskip\(\"torch\"\)", re.M
-    )  # at the top
-    marked, unmarked = set(), set()
+MODULE_MARK = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.torch\b", re.M)
+
+
+def test_a_test_module_is_marked_torch_by_its_own_line_exactly_when_it_uses_torch():
+    torch_modules = torch_modules_of_posenc()
+    marked = set()
     for path in sorted(TESTS.glob("test_*.py")):
-        module = importlib.import_module(path.stem)
-        (marked if module_reaches_torch(module) else unmarked).add(path.stem)
-        if imports_torch.search(path.read_text(encoding="utf-8")):
-            assert path.stem in marked, f"{path.name} imports torch but is not marked"
-    # through a posenc module that imports torch (posenc.precision), without importing torch itself
-    assert "test_precision" in marked
+        text = path.read_text(encoding="utf-8")
+        has_line = bool(MODULE_MARK.search(text))
+        by_hand = "@pytest.mark.torch" in text
+        if has_line:
+            marked.add(path.stem)
+        assert not (has_line and by_hand), f"{path.name}: one way of marking"
+        if uses_torch(text, torch_modules):
+            assert has_line or by_hand, f"{path.name} uses torch but is not marked"
+        else:  # numpy-only modules stay out, or `make portability` reruns everything
+            assert not has_line, f"{path.name} is marked torch but does not use it"
     assert {
+        "test_precision",
         "test_rope",
-        "test_rope_golden",
         "test_fast_rope",
         "test_torch_rope",
-        "test_benchmark",
     } <= marked
-    # numpy-only modules stay out, or `make portability` would rerun everything
-    assert {
-        "test_sinusoidal",
-        "test_scaling",
-        "test_shift_matrix",
-        "test_workflows",
-        "test_book",
-    } <= unmarked
+
+
+def test_the_module_line_marks_every_test_of_the_module(tmp_path):
+    (tmp_path / "test_marked.py").write_text(
+        "import pytest\n\npytestmark = pytest.mark.torch\n\n\ndef test_a():\n    pass\n"
+    )
+    (tmp_path / "test_plain.py").write_text("def test_b():\n    pass\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "torch",
+            "--co",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert "test_marked.py::test_a" in result.stdout, result.stdout
+    assert "test_plain" not in result.stdout
 
 
 def test_a_selection_of_no_torch_tests_fails_instead_of_passing_silently():

@@ -9,6 +9,8 @@ from posenc import rope_inv_freq
 from posenc.book import precision
 from posenc.rope import rope_angles
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 THETA = rope_inv_freq(128)
 POSITIONS = np.array(
     [0, 1, 2, 255, 256, 257, 4097, 65_504, 65_519, 65_520, 100_000, 999_999, 1_000_000]

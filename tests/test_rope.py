@@ -21,6 +21,8 @@ from posenc._validation import is_torch_tensor
 from posenc.rope import rope_angles, rope_decay_bound, rotate_pairs
 from posenc.torch_rope import RotaryEmbedding
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 
 def rope_by_loops(x, positions, base=10000.0, layout="interleaved", factor=1.0):
     """RoFormer eq. 34 written out pair by pair with math.cos/math.sin on Python floats."""

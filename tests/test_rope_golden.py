@@ -14,6 +14,8 @@ import torch
 
 from posenc import apply_rope, rope_inv_freq
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 GOLDEN = json.loads(
     (Path(__file__).parent / "golden" / "rope_reference.json").read_text()
 )

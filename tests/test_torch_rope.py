@@ -7,6 +7,8 @@ import torch
 from posenc import apply_rope, rope_inv_freq, rope_matrix
 from posenc.torch_rope import RotaryEmbedding
 
+pytestmark = pytest.mark.torch  # make portability re-runs it (tests/conftest.py)
+
 
 @pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -14,15 +14,14 @@ from posenc.attention import (
 )
 from posenc.config import RopeConfig, rope_from_config
 from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
+from posenc.rotation import frequencies, wavelengths
 from posenc.scaling import rope_scaling
 from posenc.sinusoidal import (
     add_sinusoidal_encoding,
     dot_product_by_offset,
-    frequencies,
     shift_matrix,
     sinusoidal_encoding,
     sinusoidal_encoding_at,
-    wavelengths,
 )
 
 __all__ = [

@@ -72,7 +72,7 @@ def check_positive_float(value: object, name: str) -> float:
             f"{name} must be a positive real number, got {value!r} of type {type(value).__name__}"
         )
     value = float(value)
-    if not np.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
 
@@ -181,6 +181,23 @@ def as_int_array(value: object, name: str) -> np.ndarray:
             f"{name} must be 1-D with shape (seq,), got shape {tuple(array.shape)}"
         )
     return array.astype(np.int64, copy=False)
+
+
+def as_int_positions(value: object, name: str = "positions") -> np.ndarray:
+    """Return ``value`` as int64 numpy positions of shape (seq,) or (batch, seq).
+
+    The checks of :func:`as_int_array`, with one more rank allowed: one row of
+    positions per batch entry (transformers' ``position_ids``).
+    """
+    if not is_torch_tensor(value) and not isinstance(value, (str, bytes)):
+        array = np.asarray(value)
+        if array.ndim == 2:
+            if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+                raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+            return array.astype(np.int64, copy=False)
+    if is_torch_tensor(value) and value.ndim == 2:
+        return np.stack([as_int_array(row, name) for row in value])
+    return as_int_array(value, name)
 
 
 def check_real(value: object, name: str) -> float:

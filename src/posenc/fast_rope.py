@@ -1,6 +1,6 @@
 """The fast torch path behind :func:`posenc.rope.rotate_pairs`. Imports torch.
 
-The reference formula (:func:`posenc.rope.rotate_pairs_elementwise`) spends
+The reference formula (:func:`posenc.rotation.rotate_pairs_elementwise`) spends
 most of its time on temporaries: four products, two sums and a stack or
 concatenation, each a full pass over memory. The kernels here compute the
 same rotations with fewer passes:
@@ -19,7 +19,15 @@ same rotations with fewer passes:
 * ``"elementwise"``: anything else (float16/bfloat16, tensors whose memory
   cannot be viewed as complex, cos/sin of another dtype or device, tensor
   subclasses, torch.func transforms, forward-mode AD, autograd for the half
-  layout) uses the reference formula, unchanged.
+  layout, and tracing by ``torch.compile``, whose compiler fuses the formula
+  itself) uses the reference formula
+  (:func:`posenc.rotation.rotate_pairs_elementwise`), unchanged.
+
+One private torch API is used: ``torch._C._functorch.is_functorch_wrapped_tensor``
+tells tensors wrapped by torch.func transforms (vmap has no rule for ``out=``);
+no public one exists. ``tests/test_fast_rope.py`` fails if it goes away or changes
+its answer, and without it every tensor takes the reference formula, with a warning
+at import.
 
 Every kernel returns a new contiguous tensor of x's shape, dtype and device,
 equal to the reference formula up to float rounding; ``"half-out"`` and the
@@ -28,11 +36,13 @@ fallback equal it bit for bit. :func:`choose_kernel` says which one runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
 
 import numpy as np
 import torch
 import torch.autograd.forward_ad as forward_ad
+
+from posenc.rotation import rotate_pairs_elementwise
 
 KERNELS = ("complex", "complex-autograd", "half-out", "elementwise")
 FAST_DTYPES = (torch.float32, torch.float64)
@@ -41,6 +51,13 @@ FAST_DTYPES = (torch.float32, torch.float64)
 # out= operators, so wrapped tensors take the reference formula.
 _functorch = getattr(torch._C, "_functorch", None)
 _is_functorch_wrapped = getattr(_functorch, "is_functorch_wrapped_tensor", None)
+if _is_functorch_wrapped is None:
+    warnings.warn(
+        "torch._C._functorch.is_functorch_wrapped_tensor is gone from this torch: "
+        "posenc.fast_rope uses the reference formula for every tensor (slower)",
+        RuntimeWarning,
+        stacklevel=1,
+    )
 
 
 def _plain(t: object) -> bool:
@@ -81,9 +98,11 @@ def choose_kernel(x: torch.Tensor, cos: object, sin: object, layout: str) -> str
 
     ``x``: (..., seq, dim); ``cos``, ``sin``: tensors that broadcast against
     (..., seq, dim/2). The fast kernels need float32 or float64 throughout,
-    one device, plain tensors, cos/sin that do not enlarge x's shape, and
-    no torch.func transform.
+    one device, plain tensors, cos/sin that do not enlarge x's shape, no
+    torch.func transform and no torch.compile tracing.
     """
+    if torch.compiler.is_compiling():
+        return "elementwise"
     if not (_plain(x) and _plain(cos) and _plain(sin)):
         return "elementwise"
     if x.dtype not in FAST_DTYPES or x.numel() == 0:
@@ -200,17 +219,9 @@ def rotate_half_preallocated(
 
 
 def rotate(
-    x: torch.Tensor,
-    cos: torch.Tensor,
-    sin: torch.Tensor,
-    layout: str,
-    elementwise: Callable[..., torch.Tensor],
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
 ) -> torch.Tensor:
-    """Run the kernel :func:`choose_kernel` picks.
-
-    ``elementwise`` is the reference formula to fall back on, called as
-    ``elementwise(x, cos, sin, layout)``.
-    """
+    """Run the kernel :func:`choose_kernel` picks; the reference formula otherwise."""
     kernel = choose_kernel(x, cos, sin, layout)
     if kernel == "complex":
         return rotate_interleaved_complex(x, cos, sin)
@@ -218,4 +229,4 @@ def rotate(
         return rotate_interleaved_complex_autograd(x, cos, sin)
     if kernel == "half-out":
         return rotate_half_preallocated(x, cos, sin)
-    return elementwise(x, cos, sin, layout)
+    return rotate_pairs_elementwise(x, cos, sin, layout)

@@ -8,9 +8,13 @@ form a pair:
 * ``"interleaved"``: pairs ``(x[2i], x[2i + 1])`` (RoFormer, GPT-J, Meta's LLaMA reference);
 * ``"half"``: pairs ``(x[i], x[i + dim/2])`` (GPT-NeoX, Hugging Face LLaMA).
 
-Everything here is numpy float64 except :func:`apply_rope`, which also takes torch
-tensors and imports torch only when it is handed one. Angles ``position * theta_i`` are
-always formed in float64 and only their cosines and sines are cast to the input's dtype.
+Everything here is numpy float64 except :func:`apply_rope` and :func:`rotate_pairs`, which
+also take torch tensors, compute on the tensor's device and import torch only when they are
+handed one. Angles ``position * theta_i`` are formed in float64 (on a device without float64,
+float32) and only their cosines and sines are cast to the input's dtype
+(:mod:`posenc.rotation` states the policy). The frequencies, angles, cos/sin and the
+reference rotation come from :mod:`posenc.rotation`; the fast torch kernels from
+:mod:`posenc.fast_rope`.
 """
 
 from __future__ import annotations
@@ -22,29 +26,72 @@ import numpy as np
 from posenc._validation import (
     as_float_array,
     as_int_array,
+    as_int_positions,
     check_even_positive_int,
     check_int,
     check_positive_float,
     is_torch_tensor,
 )
-from posenc.rotation import LAYOUTS, block_diagonal_rotation, check_layout, cos_sin  # noqa: F401 (LAYOUTS re-exported)
-from posenc.sinusoidal import frequencies
+from posenc.rotation import (
+    LAYOUTS,
+    block_diagonal_rotation,
+    check_layout,
+    cos_sin,
+    frequencies,
+    rope_angles,
+    rotate_pairs_elementwise,
+)
+
+__all__ = [
+    "LAYOUTS",
+    "apply_rope",
+    "broadcast_tables",
+    "check_rotary_dim",
+    "resolve_inv_freq",
+    "rope_angles",
+    "rope_decay_bound",
+    "rope_inv_freq",
+    "rope_matrix",
+    "rotate_pairs",
+    "rotate_pairs_elementwise",
+    "rotation_matrix",
+]
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
     """Frequencies theta_i = base**(-2i/dim), i = 0 .. dim/2 - 1, in radians per position.
 
     Shape (dim/2,), float64. RoFormer sec. 3.2; the same numbers as the sinusoidal
-    encoding's frequencies (:func:`posenc.sinusoidal.frequencies`), which compute them.
+    encoding's frequencies (:func:`posenc.rotation.frequencies`), which compute them.
     """
     dim = check_even_positive_int(dim, "dim")
     return frequencies(dim, base)
 
 
-def _resolve_inv_freq(dim: int, inv_freq: object, base: float) -> np.ndarray:
+def resolve_inv_freq(
+    dim: int, inv_freq: object, base: float, *, keep_tensor: bool = False
+) -> Any:
+    """The (dim/2,) frequencies to rotate by: ``rope_inv_freq(dim, base)`` if
+    ``inv_freq`` is None, else ``inv_freq`` checked.
+
+    With ``keep_tensor`` a floating-point torch ``inv_freq`` comes back as it is (its
+    device, dtype and autograd graph: a learned frequency gets its gradient);
+    anything else becomes a float64 numpy array.
+    """
     if inv_freq is None:
         return rope_inv_freq(dim, base)
     if is_torch_tensor(inv_freq):
+        if not inv_freq.dtype.is_floating_point:
+            raise TypeError(
+                f"inv_freq must be a floating-point tensor, got dtype {inv_freq.dtype}"
+            )
+        if tuple(inv_freq.shape) != (dim // 2,):
+            raise ValueError(
+                f"inv_freq must have shape (dim/2,) = ({dim // 2},), "
+                f"got {tuple(inv_freq.shape)}"
+            )
+        if keep_tensor:
+            return inv_freq
         inv_freq = inv_freq.detach().cpu().double().numpy()
     inv_freq = as_float_array(inv_freq, "inv_freq")
     if inv_freq.shape != (dim // 2,):
@@ -54,22 +101,16 @@ def _resolve_inv_freq(dim: int, inv_freq: object, base: float) -> np.ndarray:
     return inv_freq
 
 
-def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
-    """Rotation angles m * theta_i in radians, float64, shape (seq, dim/2).
-
-    ``positions``: (seq,) integers; ``inv_freq``: (dim/2,) frequencies, for example
-    :func:`rope_inv_freq`. The product is formed in float64 so that an angle at
-    position 10**6 is right to about 1e-10 rad.
-    """
-    positions = as_int_array(positions, "positions")
-    if is_torch_tensor(inv_freq):
-        inv_freq = inv_freq.detach().cpu().double().numpy()
-    inv_freq = as_float_array(inv_freq, "inv_freq")
-    if inv_freq.ndim != 1:
+def check_rotary_dim(rotary_dim: object, dim: int) -> int:
+    """``rotary_dim`` as an int: ``dim`` if None, else an even integer 2 .. dim."""
+    if rotary_dim is None:
+        return dim
+    rotary_dim = check_even_positive_int(rotary_dim, "rotary_dim")
+    if rotary_dim > dim:
         raise ValueError(
-            f"inv_freq must be 1-D with shape (dim/2,), got shape {inv_freq.shape}"
+            f"rotary_dim must be at most x's last dimension {dim}, got {rotary_dim}"
         )
-    return positions.astype(np.float64)[:, None] * inv_freq[None, :]
+    return rotary_dim
 
 
 def rotation_matrix(angle: float | np.ndarray) -> np.ndarray:
@@ -99,7 +140,7 @@ def rope_matrix(
     position = check_int(position, "position")
     dim = check_even_positive_int(dim, "dim")
     layout = check_layout(layout)
-    theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
+    theta = resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
     return block_diagonal_rotation(*cos_sin(position * theta), layout)
 
 
@@ -135,112 +176,178 @@ def apply_rope(
     base: float = 10000.0,
     attention_factor: float = 1.0,
     layout: str = "interleaved",
+    rotary_dim: int | None = None,
 ) -> Any:
-    """Rotate every pair of features of ``x`` by position * theta_i.
+    """Rotate every pair of the first ``rotary_dim`` features of ``x`` by position * theta_i.
 
     RoFormer sec. 3.4.2.
     ``x``: numpy array or torch tensor, shape (..., seq, dim), floating point.
-    ``positions``: (seq,) integers, the position of each row on the seq axis.
-    ``inv_freq``: (dim/2,) frequencies; default ``rope_inv_freq(dim, base)``.
+    ``positions``: integers, (seq,), the position of each row on the seq axis, or
+    (batch, seq), one row of positions per entry of x's first axis (transformers'
+    ``position_ids``); a torch tensor must be on x's device and is not copied to the
+    host.
+    ``inv_freq``: (rotary_dim/2,) frequencies; default ``rope_inv_freq(rotary_dim,
+    base)``. A torch tensor that requires grad receives its gradient.
     ``attention_factor``: multiplies cos and sin (YaRN's temperature), so a
     q.k logit scales by its square.
     ``layout``: ``"interleaved"`` or ``"half"`` (see the module).
+    ``rotary_dim``: rotate only the first rotary_dim features (even, default all),
+    pairing them in ``layout`` among themselves, and pass the rest through
+    (GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``, Phi's
+    ``partial_rotary_factor``).
 
     Elementwise, O(seq * dim): for a pair (a, b) with angle phi,
     a' = a cos phi - b sin phi, b' = a sin phi + b cos phi,
-    i.e. ``rope_matrix(m) @ x[m]``.
-    Returns the same type, dtype, device and shape as ``x``. A torch.Tensor
-    subclass takes the reference formula and comes back as torch's own
-    operators return it: a user's subclass stays one, an ``nn.Parameter``
-    gives a plain tensor in the autograd graph (as ``parameter * 1`` does).
+    i.e. ``rope_matrix(m) @ x[m]``. Torch tensors: angles in float64 on x's device
+    (float32 where it has no float64), cos and sin cast to x's dtype last (see
+    :mod:`posenc.rotation`). Returns the same type, dtype, device and shape as
+    ``x``. A torch.Tensor subclass takes the reference formula and comes back as
+    torch's own operators return it: a user's subclass stays one, an
+    ``nn.Parameter`` gives a plain tensor in the autograd graph (as
+    ``parameter * 1`` does).
     """
     is_torch, shape = _check_x(x)
-    dim = shape[-1]
     layout = check_layout(layout)
-    positions = as_int_array(positions, "positions")
-    if positions.shape[0] != shape[-2]:
-        raise ValueError(
-            f"positions must have one entry per row of x: x has seq = {shape[-2]} (shape {shape}), "
-            f"positions has length {positions.shape[0]}"
-        )
-    theta = _resolve_inv_freq(dim, inv_freq, check_positive_float(base, "base"))
+    rotary_dim = check_rotary_dim(rotary_dim, shape[-1])
+    base = check_positive_float(base, "base")
     attention_factor = check_positive_float(attention_factor, "attention_factor")
-    angles = rope_angles(positions, theta)  # float64, (seq, dim/2)
-    if is_torch:
-        cos, sin = _torch_cos_sin(angles, attention_factor, x)
-        return rotate_pairs(x, cos, sin, layout)
-    cos, sin = cos_sin(angles, attention_factor)
-    return rotate_pairs(x, cos.astype(x.dtype), sin.astype(x.dtype), layout)
+    theta = resolve_inv_freq(rotary_dim, inv_freq, base, keep_tensor=is_torch)
+    if is_torch and _on_the_host(positions, theta, x):
+        positions = as_int_positions(positions)
+        _check_positions_shape(positions.shape, shape)
+        cos, sin = _host_tables(rope_angles(positions, theta), attention_factor, x)
+    elif is_torch:
+        positions = _torch_positions(positions, x)
+        _check_positions_shape(tuple(positions.shape), shape)
+        cos, sin = cos_sin(rope_angles(positions, theta), attention_factor)
+        cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    else:
+        positions = as_int_positions(positions)
+        _check_positions_shape(positions.shape, shape)
+        cos, sin = cos_sin(rope_angles(positions, theta), attention_factor)
+        cos, sin = cos.astype(x.dtype), sin.astype(x.dtype)
+    cos, sin = broadcast_tables(cos, sin, len(shape))
+    return rotate_pairs(x, cos, sin, layout, rotary_dim)
 
 
-def _torch_cos_sin(
-    angles: np.ndarray, attention_factor: float, x: Any
-) -> tuple[Any, Any]:
-    """attention_factor * cos and sin of float64 angles, in x's dtype and device.
+def _on_the_host(positions: object, theta: Any, x: Any) -> bool:
+    """Positions and frequencies given as numbers, x on the CPU, no torch.compile tracing."""
+    import torch
 
-    torch evaluates cos and sin in float64 (vectorized: a few times faster
-    than numpy; the two agree to one unit in the last float64 place). The
-    casts to float32 or float64 happen in numpy: the same rounding as
-    torch's, without waking torch's threads for a small table.
+    return (
+        not is_torch_tensor(positions)
+        and not is_torch_tensor(theta)
+        and x.device.type == "cpu"
+        and not torch.compiler.is_compiling()
+    )
+
+
+def _host_tables(angles: np.ndarray, attention_factor: float, x: Any) -> tuple:
+    """cos and sin of float64 numpy angles for a CPU tensor x, in its dtype.
+
+    The same numbers as the device path (torch evaluates cos and sin in float64,
+    then the cast), with the angles formed and the casts done in numpy: no torch
+    threads woken for a small table on a busy machine.
     """
     import torch
 
-    cos, sin = (
-        table.numpy() for table in cos_sin(torch.from_numpy(angles), attention_factor)
-    )
+    cos, sin = (t.numpy() for t in cos_sin(torch.from_numpy(angles), attention_factor))
     if x.dtype in (torch.float32, torch.float64):
         numpy_dtype = np.float32 if x.dtype == torch.float32 else np.float64
         cos = cos.astype(numpy_dtype, copy=False)
         sin = sin.astype(numpy_dtype, copy=False)
-    cos = torch.from_numpy(cos).to(device=x.device, dtype=x.dtype)
-    sin = torch.from_numpy(sin).to(device=x.device, dtype=x.dtype)
-    return cos, sin
+    return (
+        torch.from_numpy(cos).to(dtype=x.dtype),
+        torch.from_numpy(sin).to(dtype=x.dtype),
+    )
 
 
-def rotate_pairs(x: Any, cos: Any, sin: Any, layout: str = "interleaved") -> Any:
+def _torch_positions(positions: object, x: Any) -> Any:
+    """Positions as an integer tensor on x's device: a tensor as it is, else copied there."""
+    import torch
+
+    if is_torch_tensor(positions):
+        dtype = positions.dtype
+        if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+            raise TypeError(
+                f"positions must hold integers, got a tensor of dtype {dtype}"
+            )
+        if positions.device != x.device:
+            raise ValueError(
+                f"positions must be on x's device {x.device}, got {positions.device}"
+            )
+        if positions.ndim not in (1, 2):
+            raise ValueError(
+                "positions must have shape (seq,) or (batch, seq), "
+                f"got {tuple(positions.shape)}"
+            )
+        return positions
+    return torch.from_numpy(as_int_positions(positions)).to(x.device)
+
+
+def _check_positions_shape(positions: tuple[int, ...], x: tuple[int, ...]) -> None:
+    if positions[-1] != x[-2]:
+        raise ValueError(
+            f"positions must have one entry per row of x: x has seq = {x[-2]} "
+            f"(shape {x}), positions has length {positions[-1]}"
+        )
+    if len(positions) == 2 and (len(x) < 3 or positions[0] not in (1, x[0])):
+        raise ValueError(
+            "positions must have shape (seq,), or (batch, seq) with x of shape "
+            f"(batch, ..., seq, dim): got positions {positions} for x of shape {x}"
+        )
+
+
+def broadcast_tables(cos: Any, sin: Any, ndim: int) -> tuple[Any, Any]:
+    """cos and sin tables laid out to broadcast against an x with ``ndim`` axes.
+
+    (seq, h) tables broadcast as they are. (batch, seq, h) tables, one per row of
+    (batch, seq) positions, become (batch, 1, ..., 1, seq, h), matching x of shape
+    (batch, ..., seq, dim) (the heads axis of (batch, heads, seq, dim), as
+    transformers unsqueezes it). numpy arrays or torch tensors.
+    """
+    if cos.ndim != 3 or ndim <= 3:
+        return cos, sin
+    batch, seq, half = cos.shape
+    shape = (batch,) + (1,) * (ndim - 3) + (seq, half)
+    return cos.reshape(shape), sin.reshape(shape)
+
+
+def rotate_pairs(
+    x: Any,
+    cos: Any,
+    sin: Any,
+    layout: str = "interleaved",
+    rotary_dim: int | None = None,
+) -> Any:
     """The rotation behind :func:`apply_rope`, for callers that cache cos, sin.
 
     ``x``: (..., seq, dim) numpy array or torch tensor; ``cos``, ``sin``:
-    (seq, dim/2) of the same kind (any shape that broadcasts against
-    (..., seq, dim/2) works). Pair (a, b) becomes
-    (a cos - b sin, a sin + b cos): counter-clockwise, column vectors.
-    numpy arrays go through :func:`rotate_pairs_elementwise`; torch tensors
-    through the faster kernels of :mod:`posenc.fast_rope`, which return the
-    same values up to float rounding and fall back on the same formula
-    where they do not apply. No argument checks beyond the layout:
-    :func:`apply_rope` is the checked entry point.
+    (seq, rotary_dim/2) of the same kind (any shape that broadcasts against
+    (..., seq, rotary_dim/2) works). Pair (a, b) of the first ``rotary_dim``
+    features (default all) becomes (a cos - b sin, a sin + b cos):
+    counter-clockwise, column vectors; the other features pass through.
+    numpy arrays go through :func:`posenc.rotation.rotate_pairs_elementwise`;
+    torch tensors through the faster kernels of :mod:`posenc.fast_rope`, which
+    return the same values up to float rounding and fall back on the same formula
+    where they do not apply. No argument checks beyond the layout and
+    ``rotary_dim``: :func:`apply_rope` is the checked entry point.
     """
     layout = check_layout(layout)
+    dim = x.shape[-1]
+    rotary_dim = check_rotary_dim(rotary_dim, dim)
+    if rotary_dim < dim:
+        rotated = rotate_pairs(x[..., :rotary_dim], cos, sin, layout)
+        if is_torch_tensor(x):
+            import torch
+
+            return torch.cat((rotated, x[..., rotary_dim:]), dim=-1)
+        return np.concatenate((rotated, x[..., rotary_dim:]), axis=-1)
     if is_torch_tensor(x):
         from posenc import fast_rope
 
-        return fast_rope.rotate(x, cos, sin, layout, rotate_pairs_elementwise)
+        return fast_rope.rotate(x, cos, sin, layout)
     return rotate_pairs_elementwise(x, cos, sin, layout)
-
-
-def rotate_pairs_elementwise(
-    x: Any, cos: Any, sin: Any, layout: str = "interleaved"
-) -> Any:
-    """The reference formula of :func:`rotate_pairs`, numpy or torch.
-
-    Same arguments and result. Pair (a, b) becomes
-    (a cos - b sin, a sin + b cos), written out term by term: a few
-    temporaries, each a pass over memory.
-    """
-    layout = check_layout(layout)
-    half = x.shape[-1] // 2
-    if is_torch_tensor(x):
-        import torch
-
-        stack, concat = torch.stack, torch.cat
-    else:
-        stack, concat = np.stack, np.concatenate
-    if layout == "interleaved":
-        a, b = x[..., 0::2], x[..., 1::2]
-        pairs = (a * cos - b * sin, a * sin + b * cos)
-        return stack(pairs, -1).reshape(x.shape)
-    a, b = x[..., :half], x[..., half:]
-    return concat((a * cos - b * sin, a * sin + b * cos), -1)
 
 
 def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.ndarray:

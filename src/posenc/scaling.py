@@ -89,7 +89,7 @@ from posenc._validation import (
     check_positive_int,
     check_real,
 )
-from posenc.sinusoidal import frequencies, wavelengths
+from posenc.rotation import frequencies, wavelengths
 
 # ------------------------------------------------------- per-pair quantities
 

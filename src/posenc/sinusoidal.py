@@ -7,7 +7,8 @@ positions from 0.
 
 Vectors are columns: ``shift_matrix(offset, d)`` is the matrix T with
 PE(pos + offset) = T PE(pos), acting on the left of one position's column
-vector.
+vector. The frequencies omega_i and wavelengths are RoPE's too; they live in
+:mod:`posenc.rotation` (re-exported here).
 """
 
 from __future__ import annotations
@@ -19,30 +20,19 @@ from posenc._validation import (
     as_int_array,
     check_even_positive_int,
     check_int,
-    check_positive_float,
     check_positive_int,
 )
-from posenc.rotation import block_diagonal_rotation, cos_sin
+from posenc.rotation import block_diagonal_rotation, cos_sin, frequencies, wavelengths
 
-
-def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Angular frequencies omega_i = base**(-2i/d_model) of the pairs.
-
-    Pair index i = 0 .. d_model/2 - 1; radians per position; shape
-    (d_model/2,), float64.
-    """
-    d_model = check_even_positive_int(d_model, "d_model")
-    base = check_positive_float(base, "base")
-    pair_index = np.arange(d_model // 2, dtype=np.float64)
-    return base ** (-2.0 * pair_index / d_model)
-
-
-def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Wavelengths lambda_i = 2 pi / omega_i, in positions, shape (d_model/2,).
-
-    lambda_i is the number of positions pair i needs for one full turn.
-    """
-    return 2.0 * np.pi / frequencies(d_model, base)
+__all__ = [
+    "add_sinusoidal_encoding",
+    "dot_product_by_offset",
+    "frequencies",
+    "shift_matrix",
+    "sinusoidal_encoding",
+    "sinusoidal_encoding_at",
+    "wavelengths",
+]
 
 
 def _encode(positions: np.ndarray, omega: np.ndarray) -> np.ndarray:

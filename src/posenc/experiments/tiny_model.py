@@ -1,10 +1,12 @@
 """A tiny causal transformer whose only position signal is RoPE. Imports torch.
 
 Pre-norm blocks (RMSNorm, multi-head attention, a GELU MLP), no absolute positions, no
-biases in attention. Queries and keys are rotated by :func:`posenc.apply_rope` with
-whatever ``(inv_freq, attention_factor)`` the caller passes, usually from
-:func:`posenc.rope_scaling`; so every context-extension method runs on the same weights
-without touching the model. A :class:`RopeSpec` names a method and its options and
+biases in attention. Queries and keys are rotated by a
+:class:`~posenc.torch_rope.RotaryEmbedding` built for each forward pass from whatever
+``(inv_freq, attention_factor)`` the :class:`RopeSpec` gives, that is from
+:func:`posenc.rope_scaling`; its (cos, sin) tables are computed once per forward and reused
+by every layer. So every context-extension method runs on the same weights without
+touching the model. A :class:`RopeSpec` names a method and its options and
 produces those two arguments for a given sequence length.
 """
 
@@ -23,8 +25,8 @@ from posenc._validation import (
     check_positive_float,
     check_positive_int,
 )
-from posenc.rope import apply_rope
 from posenc.scaling import METHODS, SCALING_METHODS, rope_scaling
+from posenc.torch_rope import RotaryEmbedding, Tables
 
 LAYOUT = "half"  # pairs (x[i], x[i + dim/2]), as GPT-NeoX and Hugging Face LLaMA
 
@@ -118,29 +120,28 @@ class Attention(nn.Module):
     def forward(
         self,
         x: torch.Tensor,
-        positions: np.ndarray,
-        inv_freq: np.ndarray,
-        attention_factor: float,
+        rope: RotaryEmbedding,
+        tables: Tables,
         rows: np.ndarray | None = None,
         capture: list | None = None,
     ) -> torch.Tensor:
         """x: (batch, seq, d_model) -> (batch, seq, d_model), or (batch, len(rows), d_model) with ``rows``.
 
-        ``rows`` (sorted positions): compute the output only for these queries; keys and
-        values still cover the whole sequence and the causal mask is applied by position.
+        ``tables``: (cos, sin) of positions 0 .. seq-1 from ``rope.tables``, computed once
+        per forward for every layer. ``rows`` (sorted positions): compute the output only
+        for these queries; keys and values still cover the whole sequence and the causal
+        mask is applied by position.
         """
         d_model = x.shape[-1]
         w_q, w_kv = self.qkv.weight[:d_model], self.qkv.weight[d_model:]
         x_q = x if rows is None else x[:, torch.from_numpy(rows)]
         q = self._heads(F.linear(x_q, w_q))
         k, v = (self._heads(part) for part in F.linear(x, w_kv).chunk(2, dim=-1))
-        rope = {
-            "inv_freq": inv_freq,
-            "attention_factor": attention_factor,
-            "layout": LAYOUT,
-        }
-        q = apply_rope(q, positions if rows is None else positions[rows], **rope)
-        k = apply_rope(k, positions, **rope)
+        cos, sin = tables
+        index = None if rows is None else torch.from_numpy(rows).to(cos.device)
+        q_tables = tables if index is None else (cos[index], sin[index])
+        q = rope.rotate(q, tables=q_tables)
+        k = rope.rotate(k, tables=tables)
         if capture is not None:
             capture.append((q.detach(), k.detach()))
         if rows is None:
@@ -148,8 +149,9 @@ class Attention(nn.Module):
                 q, k, v, is_causal=True
             )  # softmax(q k^T / sqrt(head_dim)) v
         else:
+            positions = np.arange(x.shape[1])
             allowed = torch.from_numpy(
-                positions[None, :] <= positions[rows][:, None]
+                positions[None, :] <= rows[:, None]
             )  # key n visible to query m iff n <= m
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
         batch, _, num_queries, _ = y.shape
@@ -171,13 +173,9 @@ class Block(nn.Module):
             nn.Linear(hidden, config.d_model),
         )
 
-    def forward(
-        self, x, positions, inv_freq, attention_factor, rows=None, capture=None
-    ):
+    def forward(self, x, rope, tables, rows=None, capture=None):
         residual = x if rows is None else x[:, torch.from_numpy(rows)]
-        x = residual + self.attention(
-            self.norm1(x), positions, inv_freq, attention_factor, rows, capture
-        )
+        x = residual + self.attention(self.norm1(x), rope, tables, rows, capture)
         return x + self.mlp(self.norm2(x))
 
 
@@ -234,22 +232,29 @@ class TinyRopeTransformer(nn.Module):
         rope = RopeSpec() if rope is None else rope
         if not isinstance(rope, RopeSpec):
             raise TypeError(f"rope must be a RopeSpec, got {type(rope).__name__}")
+        x = self.embed(tokens)
+        rotary = self.rotary_embedding(rope, seq, tokens.device)
+        tables = rotary.tables(seq=seq, dtype=x.dtype)  # once, for every layer
+        for index, block in enumerate(self.blocks):
+            last = index == len(self.blocks) - 1
+            x = block(x, rotary, tables, rows if last else None, capture)
+        return self.unembed(self.norm(x))
+
+    def rotary_embedding(
+        self, rope: RopeSpec, seq: int, device: torch.device | None = None
+    ) -> RotaryEmbedding:
+        """The RoPE of ``rope`` for sequences of ``seq`` tokens, its cache covering them."""
         inv_freq, attention_factor = rope.frequencies(
             self.config.head_dim, self.config.rope_base, seq
         )
-        positions = np.arange(seq)
-        x = self.embed(tokens)
-        for index, block in enumerate(self.blocks):
-            last = index == len(self.blocks) - 1
-            x = block(
-                x,
-                positions,
-                inv_freq,
-                attention_factor,
-                rows if last else None,
-                capture,
-            )
-        return self.unembed(self.norm(x))
+        return RotaryEmbedding(
+            self.config.head_dim,
+            inv_freq=inv_freq,
+            attention_factor=attention_factor,
+            layout=LAYOUT,
+            max_positions=max(seq, 1),
+            device=device,
+        )
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
