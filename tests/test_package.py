@@ -84,6 +84,7 @@ CORE = {  # the core modules (ARCHITECTURE.md, "Layers")
         "torch_rope",
         "scaling",
         "attention",
+        "config",
     )
 }
 
