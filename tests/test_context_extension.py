@@ -557,14 +557,18 @@ def test_committed_results_cover_the_plan_for_every_seed():
             (c["model"], c["method"], c["factor"], c["length"])
             for c in ce.evaluation_plan(train_config, eval_config)
         ]
-        assert all(len(c["chunks"]) == eval_config.num_chunks for c in ce.settings_of(results))
+        assert all(
+            len(c["chunks"]) == eval_config.num_chunks for c in ce.settings_of(results)
+        )
 
 
 def test_committed_results_match_a_fresh_evaluation_of_one_chunk():
     # Seed 0's re-checked settings, under the tolerances measured across CPU kernels and threads
     # (chapter 6 re-checks every seed).
     results = committed_results()[0]
-    report = ce.recheck(ce.seed_dir(COMMITTED, 0), results, list(ce.RECHECK_SETTINGS), [1])
+    report = ce.recheck(
+        ce.seed_dir(COMMITTED, 0), results, list(ce.RECHECK_SETTINGS), [1]
+    )
     for row in report:
         assert row["answers"] == 128 and row["disagree"] == 0, row
         assert row["near_ties"] <= 2, row

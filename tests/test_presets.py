@@ -316,6 +316,62 @@ def test_no_rope_scaling_or_default_is_plain_rope():
         assert preset.options == {}
 
 
+# The three rules below are transformers' (read in transformers 5.18's modeling_rope_utils.py
+# and configuration_deepseek_v3.py, the nearest release to the pinned 5.24 available here):
+# DeepseekV3Config sets head_dim = qk_rope_head_dim whatever config.json says;
+# standardize_rope_params keeps a given rope_type and falls back to "type" only when it is
+# absent; _compute_yarn_parameters takes factor = max_position_embeddings / L when the
+# config has none.
+
+
+def test_qk_rope_head_dim_wins_over_head_dim():
+    config = {
+        "model_type": "deepseek_v3",
+        "hidden_size": 512,
+        "num_attention_heads": 4,
+        "head_dim": 192,
+        "qk_rope_head_dim": 64,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+    }
+    assert preset_from_data("mla", model_file(config)).dim == 64
+    # without qk_rope_head_dim, head_dim wins over hidden_size / heads (128)
+    assert (
+        preset_from_data("gqa", model_file(without(config, "qk_rope_head_dim"))).dim
+        == 192
+    )
+
+
+def test_rope_type_wins_over_its_old_name_type():
+    both = copy.deepcopy(LLAMA)
+    both["rope_scaling"]["type"] = "linear"  # the old key, contradicting rope_type
+    assert preset_from_data("both", model_file(both)).method == "llama3"
+    both["rope_scaling"] = {"rope_type": "linear", "type": "dynamic", "factor": 2.0}
+    preset = preset_from_data("both", model_file(both))
+    assert (preset.method, preset.factor) == ("linear", 2.0)
+
+
+def test_yarn_without_factor_takes_max_position_over_the_original_context():
+    config = {
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "max_position_embeddings": 32768,
+        "rope_theta": 10000.0,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    preset = preset_from_data("yarn", model_file(config))
+    assert (preset.method, preset.factor, preset.original_max_position) == (
+        "yarn",
+        8.0,
+        4096,
+    )
+    inv_freq, attention = preset.compute()
+    assert attention == pytest.approx(0.1 * math.log(8.0) + 1.0)
+
+
 def without(mapping: dict, key: str) -> dict:
     return {k: v for k, v in mapping.items() if k != key}
 

@@ -746,6 +746,12 @@ def test_longrope_attention_factor():
         "longrope", 8, factor=16.0, attention_factor=2, **longrope_options(8)
     )
     assert given == 2.0 and isinstance(given, float)
+    # a given attention factor holds at s = 1 too (s = 1 only picks the default, 1)
+    assert longrope_attention_factor(1.0, 4096, attention_factor=1.25) == 1.25
+    _, given_at_one = rope_scaling(
+        "longrope", 8, factor=1.0, attention_factor=1.25, **longrope_options(8)
+    )
+    assert given_at_one == 1.25
     with pytest.raises(ValueError, match="original_max_position"):
         longrope_attention_factor(2.0, 1)
     with pytest.raises(ValueError, match="attention_factor"):
