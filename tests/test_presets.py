@@ -1,4 +1,4 @@
-"""posenc.book.presets: published models' RoPE, read from book/data/model_configs/."""
+"""posenc.book.presets: published models' RoPE, read from posenc/book/model_configs/."""
 
 import copy
 import importlib.util
@@ -377,28 +377,32 @@ def without(mapping: dict, key: str) -> dict:
 
 
 BAD = [
-    (without(model_file(LLAMA), "model"), ValueError, "'model' is missing"),
+    (without(model_file(LLAMA), "model"), ValueError, "'model' is a required"),
     (
         model_file(LLAMA, config_url="https://example.org/c.json"),
         ValueError,
         "config_url",
     ),
-    (model_file(LLAMA, sources=[]), ValueError, "'sources'"),
+    (
+        model_file(LLAMA, sources=[]),
+        ValueError,
+        r"\$\.sources: \[\] should be non-empty",
+    ),
     (model_file(LLAMA, sources=[{"url": "u"}]), ValueError, r"sources\[0\]"),
-    (model_file(LLAMA, sources=[{"what": 1, "url": "u"}]), TypeError, "what"),
+    (model_file(LLAMA, sources=[{"what": 1, "url": "u"}]), ValueError, "what"),
     (model_file(LLAMA, license="mit"), ValueError, "license"),
-    (model_file(LLAMA, revision=""), TypeError, "revision"),
-    (model_file([1, 2]), TypeError, "'config'"),
+    (model_file(LLAMA, revision=""), ValueError, "revision"),
+    (model_file([1, 2]), ValueError, r"\$\.config: \[1, 2\] is not of type"),
     (model_file({**LLAMA, "vocab_size": 128256}), ValueError, "vocab_size"),
     (model_file({**LLAMA, "hidden_size": 4095}), ValueError, "hidden_size"),
-    (model_file({**LLAMA, "hidden_size": True}), TypeError, "hidden_size"),
+    (model_file({**LLAMA, "hidden_size": True}), ValueError, "hidden_size"),
     (model_file(without(LLAMA, "hidden_size")), ValueError, "hidden_size"),
     (model_file({**LLAMA, "head_dim": 63}), ValueError, "even"),
     (model_file({**LLAMA, "rope_theta": -1.0}), ValueError, "rope_theta"),
-    (model_file({**LLAMA, "rope_theta": "1e4"}), TypeError, "rope_theta"),
+    (model_file({**LLAMA, "rope_theta": "1e4"}), ValueError, "rope_theta"),
     (model_file(without(LLAMA, "max_position_embeddings")), ValueError, "max_position"),
     (model_file({**LLAMA, "partial_rotary_factor": 0.3}), ValueError, "partial_rotary"),
-    (model_file({**LLAMA, "rope_scaling": "llama3"}), TypeError, "rope_scaling"),
+    (model_file({**LLAMA, "rope_scaling": "llama3"}), ValueError, "rope_scaling"),
     (
         model_file(
             {**LLAMA, "rope_scaling": {**LLAMA["rope_scaling"], "rope_type": "ntk"}}
@@ -482,3 +486,21 @@ def test_the_golden_script_reads_the_phi3_files_the_same_way(presets):
     assert short_cases == [
         presets[name].arguments() for name in script.PUBLISHED_LONGROPE
     ]
+
+
+def test_every_stored_file_satisfies_the_schema_and_the_schema_refuses_others():
+    import jsonschema
+
+    from posenc.book.presets import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = sorted(MODEL_CONFIGS.glob("*.json"))
+    assert len(files) >= 10
+    for path in files:
+        validator.validate(json.loads(path.read_text(encoding="utf-8")))
+    # what transformers' config.json holds beyond RoPE is not a model file's business
+    assert not validator.is_valid(model_file({**LLAMA, "vocab_size": 128256}))
+    assert not validator.is_valid(model_file({**LLAMA, "head_dim": 0}))
+    assert validator.is_valid(model_file({**LLAMA, "head_dim": None}))

@@ -1,9 +1,11 @@
 """Published models' RoPE settings as :func:`posenc.rope_scaling` arguments.
 
-Each file in ``book/data/model_configs/`` holds one model: the RoPE-relevant fields
-of its ``config.json`` as published (``config``), where they were read
-(``sources``), the model's name, its hub revision if known and its config.json URL.
-:func:`load_presets` reads them all; :func:`preset_from_data` turns one into a
+Each file in ``posenc/book/model_configs/`` (package data; the repository's
+``book/data/model_configs`` links to it) holds one model: the RoPE-relevant fields of its
+``config.json`` as published (``config``), where they were read (``sources``), the
+model's name, its hub revision if known and its config.json URL. The file's form is the
+JSON Schema ``posenc/book/model_config.schema.json``. :func:`load_presets` reads them
+all; :func:`preset_from_data` checks one against the schema and turns it into a
 :class:`Preset` the way ``transformers`` (5.24.0, ``modeling_rope_utils.py`` and the
 config classes) reads those fields:
 
@@ -24,16 +26,19 @@ config classes) reads those fields:
 * options: the method's options present in ``rope_scaling`` (beta_fast,
   short_factor, ...).
 
-Malformed data (a missing or mistyped field, an unknown key, a rope type posenc
-lacks) is a ValueError or TypeError whose message names the file and the field.
+Malformed data is a ValueError whose message names the file and the field: a missing
+or mistyped field or an unknown key (the schema), a rope type posenc lacks, an option
+the method does not take, dimensions that do not divide (the derivation).
 """
 
 from __future__ import annotations
 
 import json
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
 
@@ -41,23 +46,11 @@ import numpy as np
 
 from posenc.scaling import OPTIONS, rope_scaling
 
-#: Where the model files live (one JSON file per model; the file name is the key).
-MODEL_CONFIGS = Path(__file__).resolve().parents[3] / "book" / "data" / "model_configs"
-
-#: The config.json fields a model file may hold (everything RoPE reads).
-CONFIG_FIELDS = (
-    "model_type",
-    "hidden_size",
-    "num_attention_heads",
-    "head_dim",
-    "qk_rope_head_dim",
-    "partial_rotary_factor",
-    "rope_theta",
-    "max_position_embeddings",
-    "original_max_position_embeddings",
-    "rope_scaling",
-    "rope_parameters",
-)
+#: Where the model files live (one JSON file per model; the file name is the key):
+#: package data of ``posenc.book``, found through importlib.resources.
+MODEL_CONFIGS = resources.files("posenc.book") / "model_configs"
+#: The JSON Schema every model file must satisfy.
+SCHEMA = resources.files("posenc.book") / "model_config.schema.json"
 
 #: transformers' rope types and posenc's method for each.
 METHOD_OF_ROPE_TYPE = {
@@ -69,7 +62,6 @@ METHOD_OF_ROPE_TYPE = {
     "longrope": "longrope",
 }
 
-_FILE_KEYS = {"model", "revision", "config_url", "config", "sources", "notes"}
 _RESERVED_ROPE_KEYS = {
     "type",
     "rope_type",
@@ -136,60 +128,64 @@ class Preset:
         return rope_scaling(method, dim, **arguments)
 
 
-def load_presets(folder: Path | str = MODEL_CONFIGS) -> dict[str, Preset]:
-    """Every ``*.json`` file in ``folder`` as a :class:`Preset`, keyed by file stem.
+def load_presets(folder: Traversable | Path | str = MODEL_CONFIGS) -> dict[str, Preset]:
+    """Every ``*.json`` file in ``folder`` (default :data:`MODEL_CONFIGS`) as a
+    :class:`Preset`, keyed by file stem.
 
     Sorted by name. A folder without model files is a ValueError.
     """
-    folder = Path(folder)
-    paths = sorted(folder.glob("*.json"))
-    if not paths:
+    folder = Path(folder) if isinstance(folder, str) else folder
+    files = sorted(
+        (entry for entry in folder.iterdir() if entry.name.endswith(".json")),
+        key=lambda entry: entry.name,
+    )
+    if not files:
         raise ValueError(f"no model files (*.json) in {folder}")
     presets = {}
-    for path in paths:
+    for entry in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(entry.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
-            raise ValueError(f"{path.name}: not valid JSON ({error})") from None
-        presets[path.stem] = preset_from_data(path.stem, data)
+            raise ValueError(f"{entry.name}: not valid JSON ({error})") from None
+        name = entry.name.removesuffix(".json")
+        presets[name] = preset_from_data(name, data)
     return presets
+
+
+@cache
+def _validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_model_file(name: str, data: object) -> None:
+    """ValueError naming the file and the field if ``data`` does not satisfy the schema."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise ValueError(f"{name}: {error.json_path}: {error.message}")
 
 
 def preset_from_data(name: str, data: object) -> Preset:
     """One model file's content (a dict) as a :class:`Preset`; see the module docstring."""
     where = f"{name}:"
-    data = _mapping(data, f"{where} the file")
-    _known_keys(data, _FILE_KEYS, f"{where} the file")
-    for key in ("model", "config_url", "config", "sources"):
-        if key not in data:
-            raise ValueError(f"{where} '{key}' is missing")
-    model = _text(data["model"], f"{where} 'model'")
-    config_url = _text(data["config_url"], f"{where} 'config_url'")
-    if not config_url.startswith("https://huggingface.co/"):
-        raise ValueError(
-            f"{where} 'config_url' must be a https://huggingface.co/ address, got {config_url!r}"
-        )
-    revision = data.get("revision")
-    if revision is not None:
-        revision = _text(revision, f"{where} 'revision'")
-    sources = _sources(data["sources"], where)
-    notes = _text(data.get("notes", ""), f"{where} 'notes'", empty=True)
-    config = _mapping(data["config"], f"{where} 'config'")
-    _known_keys(config, CONFIG_FIELDS, f"{where} 'config'")
-
+    check_model_file(name, data)
+    config = data["config"]
     rope = _rope_dict(config, where)
     method = _method(rope, config, where)
     dim = _rotary_dim(config, rope, where)
-    base = _base(config, rope, where)
-    max_position = _positive_int(
-        config.get("max_position_embeddings"), f"{where} config.max_position_embeddings"
-    )
-    original = _original_context(config, rope, method, max_position, where)
+    base = _base(config, rope)
+    max_position = config["max_position_embeddings"]
+    original = _original_context(config, rope, method, max_position)
     factor = _factor(rope, method, max_position, original, where)
     options = _options(rope, method, where)
     return Preset(
         name=name,
-        model=model,
+        model=data["model"],
         method=method,
         dim=dim,
         base=base,
@@ -197,15 +193,16 @@ def preset_from_data(name: str, data: object) -> Preset:
         original_max_position=original,
         max_position=max_position,
         options=MappingProxyType(options),
-        revision=revision,
-        config_url=config_url,
-        sources=sources,
-        notes=notes,
+        revision=data.get("revision"),
+        config_url=data["config_url"],
+        sources=tuple(MappingProxyType(dict(entry)) for entry in data["sources"]),
+        notes=data.get("notes", ""),
         config=MappingProxyType(dict(config)),
     )
 
 
 # ----------------------------------------------------------------- the derivation
+# The fields' types and ranges have been checked against the schema.
 
 
 def _rope_dict(config: Mapping[str, object], where: str) -> Mapping[str, object]:
@@ -213,8 +210,7 @@ def _rope_dict(config: Mapping[str, object], where: str) -> Mapping[str, object]
     if "rope_parameters" in config and "rope_scaling" in config:
         raise ValueError(f"{where} config has both rope_parameters and rope_scaling")
     key = "rope_parameters" if "rope_parameters" in config else "rope_scaling"
-    value = config.get(key)
-    return {} if value is None else _mapping(value, f"{where} config.{key}")
+    return config.get(key) or {}
 
 
 def _method(
@@ -222,7 +218,6 @@ def _method(
 ) -> str:
     """posenc's method for the config's rope type (see the module docstring)."""
     rope_type = rope.get("rope_type", rope.get("type", "default"))
-    rope_type = _text(rope_type, f"{where} config.rope_scaling.rope_type")
     if rope_type == "su" or (
         rope_type == "yarn" and config.get("model_type") == "phi3"
     ):
@@ -241,16 +236,16 @@ def _rotary_dim(
     """Rotated dimensions per head: qk_rope_head_dim, head_dim or hidden/heads, times the
     partial rotary factor; it must come out a whole, even number."""
     if config.get("qk_rope_head_dim") is not None:
-        head_dim = _positive_int(
-            config["qk_rope_head_dim"], f"{where} config.qk_rope_head_dim"
-        )
+        head_dim = config["qk_rope_head_dim"]
     elif config.get("head_dim") is not None:
-        head_dim = _positive_int(config["head_dim"], f"{where} config.head_dim")
+        head_dim = config["head_dim"]
     else:
-        hidden = _positive_int(config.get("hidden_size"), f"{where} config.hidden_size")
-        heads = _positive_int(
-            config.get("num_attention_heads"), f"{where} config.num_attention_heads"
-        )
+        for key in ("hidden_size", "num_attention_heads"):
+            if key not in config:
+                raise ValueError(
+                    f"{where} config.{key} is missing (and no head_dim is given)"
+                )
+        hidden, heads = config["hidden_size"], config["num_attention_heads"]
         if hidden % heads:
             raise ValueError(
                 f"{where} config.hidden_size {hidden} is not a multiple of "
@@ -259,12 +254,11 @@ def _rotary_dim(
         head_dim = hidden // heads
     fraction = rope.get("partial_rotary_factor", config.get("partial_rotary_factor"))
     if fraction is not None:
-        fraction = _positive_real(fraction, f"{where} config.partial_rotary_factor")
         rotated = head_dim * fraction
-        if fraction > 1 or rotated != int(rotated):
+        if rotated != int(rotated):
             raise ValueError(
-                f"{where} config.partial_rotary_factor {fraction} must be at most 1 and "
-                f"give a whole number of dimensions of {head_dim}, got {rotated}"
+                f"{where} config.partial_rotary_factor {fraction} must give a whole "
+                f"number of dimensions of {head_dim}, got {rotated}"
             )
         head_dim = int(rotated)
     if head_dim % 2:
@@ -272,16 +266,11 @@ def _rotary_dim(
     return head_dim
 
 
-def _base(
-    config: Mapping[str, object], rope: Mapping[str, object], where: str
-) -> float:
+def _base(config: Mapping[str, object], rope: Mapping[str, object]) -> float:
     """rope_theta from rope_parameters or the top level; transformers' 10000 if absent."""
-    for value, name in (
-        (rope.get("rope_theta"), "config.rope_parameters.rope_theta"),
-        (config.get("rope_theta"), "config.rope_theta"),
-    ):
+    for value in (rope.get("rope_theta"), config.get("rope_theta")):
         if value is not None:
-            return _positive_real(value, f"{where} {name}")
+            return float(value)
     return _DEFAULT_THETA
 
 
@@ -290,19 +279,16 @@ def _original_context(
     rope: Mapping[str, object],
     method: str,
     max_position: int,
-    where: str,
 ) -> int:
     """L: see the module docstring (Phi-3's top-level field takes priority)."""
     if method not in ("yarn", "llama3", "longrope"):
         return max_position
-    for value, name in (
-        (config.get("original_max_position_embeddings"), "config"),
-        (rope.get("original_max_position_embeddings"), "config.rope_scaling"),
+    for value in (
+        config.get("original_max_position_embeddings"),
+        rope.get("original_max_position_embeddings"),
     ):
         if value is not None:
-            return _positive_int(
-                value, f"{where} {name}.original_max_position_embeddings"
-            )
+            return value
     return max_position
 
 
@@ -327,7 +313,7 @@ def _factor(
                 f"{where} config.rope_scaling.factor is required for {method}"
             )
         return max_position / original
-    return _positive_real(value, f"{where} config.rope_scaling.factor")
+    return float(value)
 
 
 def _options(rope: Mapping[str, object], method: str, where: str) -> dict[str, object]:
@@ -347,59 +333,3 @@ def _options(rope: Mapping[str, object], method: str, where: str) -> dict[str, o
         if key not in options:
             raise ValueError(f"{where} config.rope_scaling.{key} is missing ({method})")
     return options
-
-
-# ----------------------------------------------------------------- field checks
-
-
-def _mapping(value: object, name: str) -> Mapping[str, object]:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _known_keys(value: Mapping[str, object], allowed: object, name: str) -> None:
-    unknown = sorted(set(value) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"{name} has unknown field(s) {unknown}; allowed: {sorted(allowed)}"
-        )
-
-
-def _text(value: object, name: str, *, empty: bool = False) -> str:
-    if not isinstance(value, str) or (not empty and not value):
-        raise TypeError(f"{name} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _positive_int(value: object, name: str) -> int:
-    if value is None:
-        raise ValueError(f"{name} is missing")
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise TypeError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _positive_real(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _sources(value: object, where: str) -> tuple[Mapping[str, str], ...]:
-    """A non-empty list of {what, repository and/or url, ...} with string values."""
-    if not isinstance(value, list) or not value:
-        raise ValueError(f"{where} 'sources' must be a non-empty list")
-    out = []
-    for k, entry in enumerate(value):
-        entry = _mapping(entry, f"{where} sources[{k}]")
-        if "what" not in entry or not ({"repository", "url"} & set(entry)):
-            raise ValueError(
-                f"{where} sources[{k}] needs 'what' and a 'repository' or 'url'"
-            )
-        for key, text in entry.items():
-            _text(text, f"{where} sources[{k}].{key}")
-        out.append(MappingProxyType(dict(entry)))
-    return tuple(out)
