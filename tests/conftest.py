@@ -24,7 +24,7 @@ def root() -> Path:
 # `make portability` re-runs the tests marked `torch` under every CPU kernel family torch offers
 # (`pytest -m torch`). A test module is marked when it reaches torch: it imports torch (or
 # anything from it), or a posenc module, function or class whose module imports torch at its
-# top (posenc.precision, posenc.fast_rope, posenc.torch_rope, ...). A test that imports torch
+# top (posenc.book.precision, posenc.fast_rope, posenc.torch_rope, ...). A test that imports torch
 # inside its body is marked by hand (`@pytest.mark.torch`).
 
 

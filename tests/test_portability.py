@@ -44,7 +44,7 @@ def test_every_test_module_that_imports_torch_is_marked():
         (marked if module_reaches_torch(module) else unmarked).add(path.stem)
         if imports_torch.search(path.read_text(encoding="utf-8")):
             assert path.stem in marked, f"{path.name} imports torch but is not marked"
-    # through a posenc module that imports torch (posenc.precision), without importing torch itself
+    # through a posenc module that imports torch (posenc.book.precision), without importing torch itself
     assert "test_precision" in marked
     assert {
         "test_rope",

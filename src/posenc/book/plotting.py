@@ -1,6 +1,7 @@
 """The book's one figure style and the few plot helpers more than one chapter uses.
 
-Imported by name (``from posenc import plotting``); ``import posenc`` does not import matplotlib.
+Imported by name (``from posenc.book import plotting``); ``import posenc`` does not import
+matplotlib.
 """
 
 from __future__ import annotations
