@@ -249,22 +249,26 @@ _LLAMA3 = {
 }
 # Configurations transformers does not accept, with the argument posenc's error must name.
 REJECTED = (
+    # validation: factor >= 1
     (
         {"method": "linear", "dim": 64, "base": 10000.0, "factor": 0.5},
         "factor",
-    ),  # validation: factor >= 1
+    ),
+    # validation: beta_fast < beta_slow
     (
         {**_YARN, "beta_fast": 1.0, "beta_slow": 2.0},
         "beta_fast",
-    ),  # validation: beta_fast < beta_slow
+    ),
+    # math.log of a negative number: ValueError
     (
         {**_YARN, "beta_slow": -1.0},
         "beta_slow",
-    ),  # math.log of a negative number: ValueError
+    ),
+    # validation: attention_factor < 0
     (
         {**_YARN, "attention_factor": -1.0},
         "attention_factor",
-    ),  # validation: attention_factor < 0
+    ),
     # 0.1 * -10 * ln(e) + 1 == 0 exactly: ZeroDivisionError
     (
         {**_YARN, "factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0},
@@ -272,10 +276,11 @@ REJECTED = (
     ),
     # validation: high_freq_factor <= low_freq_factor; the smoothing divides by their difference
     ({**_LLAMA3, "low_freq_factor": 2.0, "high_freq_factor": 2.0}, "high_freq_factor"),
+    # L / 0: ZeroDivisionError
     (
         {**_LLAMA3, "low_freq_factor": 0.0},
         "low_freq_factor",
-    ),  # L / 0: ZeroDivisionError
+    ),
     # LongRoPE: validation warns about lists that are not dim/2 numbers, a factor below 1 and
     # a negative attention_factor; a missing list is a KeyError; ln(1) = 0 a ZeroDivisionError
     (
@@ -563,9 +568,8 @@ def _values(
         num_hidden_layers=1,
         vocab_size=32,
     )
-    if (
-        "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters
-    ):  # transformers 5.x
+    # transformers 5.x
+    if "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters:
         config = LlamaConfig(
             **kwargs, rope_parameters={**parameters, "rope_theta": base}
         )

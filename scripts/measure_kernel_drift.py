@@ -352,9 +352,8 @@ def pytest_configure(config):
                     records.setdefault(site, []).append(
                         {"values": a.tolist(), "desired": d.tolist()}
                     )
-                except (
-                    Exception
-                ):  # a value the recorder cannot read is simply not recorded
+                # a value the recorder cannot read is simply not recorded
+                except Exception:
                     pass
             return original(actual, desired, *args, **kwargs)
 
@@ -384,6 +383,7 @@ def unit_report(runs: list[dict]) -> None:
         if any(len(c) != len(calls[0]) for c in calls):
             print(f"{site:62s} the number of calls differs between configurations")
             continue
+        # (configurations, calls)
         errors = np.array(
             [
                 [
@@ -397,7 +397,7 @@ def unit_report(runs: list[dict]) -> None:
                 ]
                 for run in calls
             ]
-        )  # (configurations, calls)
+        )
         spread = float(np.max(errors.max(axis=0) - errors.min(axis=0), initial=0.0))
         print(
             f"{site:62s} {len(calls[0]):5d} {errors.max(initial=0.0):19.3g} {spread:14.3g}"

@@ -69,9 +69,8 @@ def test_task_sequences_hold_what_the_docstring_says(length):
             len(body_markers) == needles and len(set(tokens[body_markers])) == needles
         )
         assert np.all(task.is_value(tokens[body_markers + 1]))
-        assert (
-            task.is_value(tokens).sum() == needles
-        )  # values appear only after markers
+        # values appear only after markers
+        assert task.is_value(tokens).sum() == needles
         assert np.all(body_markers + 1 < body)
         # queries: K distinct body markers, no values shown
         asked = tokens[batch.answer_positions]
@@ -82,12 +81,10 @@ def test_task_sequences_hold_what_the_docstring_says(length):
         )
         for k in range(K):
             needle = batch.needle_positions[row, k]
-            assert (
-                tokens[needle - 1] == asked[k]
-            )  # the marker sits right before the needle
-            assert (
-                tokens[needle] == batch.targets[row, k]
-            )  # the needle is the expected value
+            # the marker sits right before the needle
+            assert tokens[needle - 1] == asked[k]
+            # the needle is the expected value
+            assert tokens[needle] == batch.targets[row, k]
             assert batch.distances[row, k] == batch.answer_positions[k] - needle >= 1
     assert batch.tokens.max() < task.vocab_size and batch.tokens.min() >= 0
 
@@ -512,12 +509,10 @@ def test_importing_the_experiments_package_does_not_import_torch():
 def test_beats_implements_the_four_of_five_rule():
     a = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
     assert ce.beats(a, a - 0.01)
-    assert ce.beats(
-        a, np.array([0.95, 0.7, 0.6, 0.5, 0.4])
-    )  # behind in one seed: still holds
-    assert not ce.beats(
-        a, np.array([0.95, 0.85, 0.6, 0.5, 0.4])
-    )  # behind in two: does not
+    # behind in one seed: still holds
+    assert ce.beats(a, np.array([0.95, 0.7, 0.6, 0.5, 0.4]))
+    # behind in two: does not
+    assert not ce.beats(a, np.array([0.95, 0.85, 0.6, 0.5, 0.4]))
     assert not ce.beats(a, a)  # ties are not wins
     with pytest.raises(ValueError, match="5 seeds"):
         ce.beats(a[:4], a[:4])

@@ -61,6 +61,7 @@ EXPECTED = {
     "phi-3-mini-128k-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
     "phi-3.5-mini-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
     "qwen2.5-7b-instruct-yarn": ("yarn", 128, 1e6, 4.0, 32768, 32768, {}),  # 3584 / 28
+    # head_dim 128, not 1024/16
     "qwen3-0.6b": (
         "none",
         128,
@@ -69,7 +70,7 @@ EXPECTED = {
         40960,
         40960,
         {},
-    ),  # head_dim 128, not 1024/16
+    ),
 }
 # LongRoPE lists: length, first and last long factor, first and last short factor
 LISTS = {

@@ -159,9 +159,8 @@ def draw_plane_map(
             arrowprops=dict(arrowstyle="-|>", color=color, lw=2),
             zorder=3,
         )
-        shown = (
-            np.round(end, 10) + 0.0
-        )  # no rounding noise such as cos(90°) = 6e-17 in the label
+        # no rounding noise such as cos(90°) = 6e-17 in the label
+        shown = np.round(end, 10) + 0.0
         # The labels sit in the upper left corner, one line each, so that they never
         # overlap an arrow or leave a small panel, whatever the matrix.
         ax.text(
