@@ -373,11 +373,6 @@ BAD = [
         "rope_type 'ntk'",
     ),
     (
-        {**LLAMA, "rope_scaling": {**LLAMA["rope_scaling"], "type": "linear"}},
-        ValueError,
-        "disagree",
-    ),
-    (
         {**LLAMA, "rope_scaling": {**LLAMA["rope_scaling"], "beta_fast": 32}},
         ValueError,
         "rope_scaling.beta_fast",
@@ -414,3 +409,12 @@ def test_the_input_is_not_modified():
     config = copy.deepcopy(LLAMA)
     rope_from_config(config)
     assert config == LLAMA
+
+
+def test_rope_type_wins_over_the_old_key_type_as_in_transformers():
+    # transformers 5.24: rope_parameters.setdefault("rope_type", rope_parameters.get("type"))
+    both = {**LLAMA, "rope_scaling": {**LLAMA["rope_scaling"], "type": "linear"}}
+    assert posenc.rope_from_config(both).method == "llama3"
+    np.testing.assert_array_equal(
+        posenc.rope_from_config(both).inv_freq, posenc.rope_from_config(LLAMA).inv_freq
+    )

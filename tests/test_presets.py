@@ -1,4 +1,4 @@
-"""posenc.book.presets: published models' RoPE, read from book/data/model_configs/."""
+"""posenc.book.presets: published models' RoPE, read from posenc/book/model_configs/."""
 
 import copy
 import importlib.util
@@ -64,6 +64,7 @@ EXPECTED = {
     "phi-4-mini-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
     "pythia-6.9b-deduped": ("none", 32, 10000.0, 1.0, 2048, 2048, {}),  # 128 * 0.25
     "qwen2.5-7b-instruct-yarn": ("yarn", 128, 1e6, 4.0, 32768, 32768, {}),  # 3584 / 28
+    # head_dim 128, not 1024/16
     "qwen3-0.6b": (
         "none",
         128,
@@ -72,7 +73,7 @@ EXPECTED = {
         40960,
         40960,
         {},
-    ),  # head_dim 128, not 1024/16
+    ),
 }
 # LongRoPE lists: length, first and last long factor, first and last short factor
 LISTS = {
@@ -341,30 +342,88 @@ def test_no_rope_scaling_or_default_is_plain_rope():
         assert preset.options == {}
 
 
+# The three rules below are transformers' (read in transformers 5.18's modeling_rope_utils.py
+# and configuration_deepseek_v3.py, the nearest release to the pinned 5.24 available here):
+# DeepseekV3Config sets head_dim = qk_rope_head_dim whatever config.json says;
+# standardize_rope_params keeps a given rope_type and falls back to "type" only when it is
+# absent; _compute_yarn_parameters takes factor = max_position_embeddings / L when the
+# config has none.
+
+
+def test_qk_rope_head_dim_wins_over_head_dim():
+    config = {
+        "model_type": "deepseek_v3",
+        "hidden_size": 512,
+        "num_attention_heads": 4,
+        "head_dim": 192,
+        "qk_rope_head_dim": 64,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+    }
+    assert preset_from_data("mla", model_file(config)).dim == 64
+    # without qk_rope_head_dim, head_dim wins over hidden_size / heads (128)
+    assert (
+        preset_from_data("gqa", model_file(without(config, "qk_rope_head_dim"))).dim
+        == 192
+    )
+
+
+def test_rope_type_wins_over_its_old_name_type():
+    both = copy.deepcopy(LLAMA)
+    both["rope_scaling"]["type"] = "linear"  # the old key, contradicting rope_type
+    assert preset_from_data("both", model_file(both)).method == "llama3"
+    both["rope_scaling"] = {"rope_type": "linear", "type": "dynamic", "factor": 2.0}
+    preset = preset_from_data("both", model_file(both))
+    assert (preset.method, preset.factor) == ("linear", 2.0)
+
+
+def test_yarn_without_factor_is_refused_by_name_as_transformers_5_24_refuses_it():
+    # transformers 5.24's config validation requires "factor" for yarn: Qwen2Config(
+    # rope_scaling={"rope_type": "yarn", "original_max_position_embeddings": 4096},
+    # max_position_embeddings=32768) raises KeyError "Missing required keys ... {'factor'}".
+    # (Its _compute_yarn_parameters would infer max_position / L, but is never reached.)
+    config = {
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "max_position_embeddings": 32768,
+        "rope_theta": 10000.0,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    with pytest.raises(ValueError, match="rope_scaling.factor is missing"):
+        preset_from_data("yarn", model_file(config))
+
+
 def without(mapping: dict, key: str) -> dict:
     return {k: v for k, v in mapping.items() if k != key}
 
 
 BAD = [
-    (without(model_file(LLAMA), "model"), ValueError, "'model' is missing"),
+    (without(model_file(LLAMA), "model"), ValueError, "'model' is a required"),
     (
         model_file(LLAMA, config_url="https://example.org/c.json"),
         ValueError,
         "config_url",
     ),
-    (model_file(LLAMA, sources=[]), ValueError, "'sources'"),
+    (
+        model_file(LLAMA, sources=[]),
+        ValueError,
+        r"\$\.sources: \[\] should be non-empty",
+    ),
     (model_file(LLAMA, sources=[{"url": "u"}]), ValueError, r"sources\[0\]"),
-    (model_file(LLAMA, sources=[{"what": 1, "url": "u"}]), TypeError, "what"),
+    (model_file(LLAMA, sources=[{"what": 1, "url": "u"}]), ValueError, "what"),
     (model_file(LLAMA, license="mit"), ValueError, "license"),
-    (model_file(LLAMA, revision=""), TypeError, "revision"),
-    (model_file([1, 2]), TypeError, "'config'"),
+    (model_file(LLAMA, revision=""), ValueError, "revision"),
+    (model_file([1, 2]), ValueError, r"\$\.config: \[1, 2\] is not of type"),
     (model_file({**LLAMA, "vocab_size": 128256}), ValueError, "vocab_size"),
     (model_file({**LLAMA, "hidden_size": 4095}), ValueError, "hidden_size"),
-    (model_file({**LLAMA, "hidden_size": True}), TypeError, "hidden_size"),
+    (model_file({**LLAMA, "hidden_size": True}), ValueError, "hidden_size"),
     (model_file(without(LLAMA, "hidden_size")), ValueError, "hidden_size"),
     (model_file({**LLAMA, "head_dim": 63}), ValueError, "even"),
     (model_file({**LLAMA, "rope_theta": -1.0}), ValueError, "rope_theta"),
-    (model_file({**LLAMA, "rope_theta": "1e4"}), TypeError, "rope_theta"),
+    (model_file({**LLAMA, "rope_theta": "1e4"}), ValueError, "rope_theta"),
     (model_file(without(LLAMA, "max_position_embeddings")), ValueError, "max_position"),
     # transformers rotates int(head_dim * factor) features: int(128 * 1.5) = 192 > 128,
     # int(64 * 0.3) = 19 is odd
@@ -374,7 +433,7 @@ BAD = [
         ValueError,
         "partial_rotary",
     ),
-    (model_file({**LLAMA, "rope_scaling": "llama3"}), TypeError, "rope_scaling"),
+    (model_file({**LLAMA, "rope_scaling": "llama3"}), ValueError, "rope_scaling"),
     (
         model_file(
             {**LLAMA, "rope_scaling": {**LLAMA["rope_scaling"], "rope_type": "ntk"}}
@@ -458,3 +517,21 @@ def test_the_golden_script_reads_the_phi3_files_the_same_way(presets):
     assert short_cases == [
         presets[name].arguments() for name in script.PUBLISHED_LONGROPE
     ]
+
+
+def test_every_stored_file_satisfies_the_schema_and_the_schema_refuses_others():
+    import jsonschema
+
+    from posenc.book.presets import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = sorted(MODEL_CONFIGS.glob("*.json"))
+    assert len(files) >= 10
+    for path in files:
+        validator.validate(json.loads(path.read_text(encoding="utf-8")))
+    # what transformers' config.json holds beyond RoPE is not a model file's business
+    assert not validator.is_valid(model_file({**LLAMA, "vocab_size": 128256}))
+    assert not validator.is_valid(model_file({**LLAMA, "head_dim": 0}))
+    assert validator.is_valid(model_file({**LLAMA, "head_dim": None}))

@@ -285,13 +285,9 @@ def _rope_block(config: Mapping[str, object]) -> tuple[str, Mapping[str, object]
 
 
 def _rope_type(rope: Mapping[str, object], key: str, model_type: str | None) -> str:
-    """rope_type, else the old key type, else "default"; Phi-3's renamings."""
+    """rope_type, else the old key type, else "default"; Phi-3's renamings. Both given:
+    rope_type wins, as transformers 5.24 reads them (``setdefault("rope_type", type)``)."""
     new, old = rope.get("rope_type"), rope.get("type")
-    if new is not None and old is not None and new != old:
-        raise ValueError(
-            f"{key}.rope_type {new!r} and {key}.type {old!r} disagree "
-            "(type is the old name of rope_type)"
-        )
     rope_type = new if new is not None else old if old is not None else "default"
     if not isinstance(rope_type, str):
         raise TypeError(f"{key}.rope_type must be a string, got {rope_type!r}")

@@ -1,14 +1,17 @@
-"""Published models' RoPE settings, read from book/data/model_configs/.
+"""Published models' RoPE settings, read from the package data posenc/book/model_configs/.
 
-Each file in ``book/data/model_configs/`` holds one model: the RoPE-relevant fields
+Each file in ``posenc/book/model_configs/`` (package data; the repository's
+``book/data/model_configs`` links to it) holds one model: the RoPE-relevant fields
 of its ``config.json`` as published (``config``), where they were read
 (``sources``), the model's name, its hub revision if known and its config.json URL.
 :func:`load_presets` reads them all; :func:`preset_from_data` checks one file and
 reads its ``config`` with :func:`posenc.rope_from_config` (the one place that reads
 config.json fields as ``transformers`` does), into a :class:`Preset`.
 
-Malformed data (a missing or mistyped field, an unknown key, a rope type posenc
-lacks) is a ValueError or TypeError whose message names the file and the field.
+Malformed data is a ValueError (or TypeError) whose message names the file and the field:
+a missing or mistyped field or an unknown key (the JSON Schema ``model_config.schema.json``
+beside the files), a rope type posenc lacks or a field transformers rejects
+(:func:`posenc.rope_from_config`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
 
@@ -23,27 +29,12 @@ import numpy as np
 
 from posenc.config import RopeConfig, rope_from_config
 
-#: Where the model files live (one JSON file per model; the file name is the key).
-MODEL_CONFIGS = Path(__file__).resolve().parents[3] / "book" / "data" / "model_configs"
-
-#: The config.json fields a model file may hold (everything RoPE reads).
-CONFIG_FIELDS = (
-    "model_type",
-    "hidden_size",
-    "num_attention_heads",
-    "head_dim",
-    "qk_rope_head_dim",
-    "partial_rotary_factor",
-    "rotary_pct",
-    "rotary_emb_base",
-    "rope_theta",
-    "max_position_embeddings",
-    "original_max_position_embeddings",
-    "rope_scaling",
-    "rope_parameters",
-)
-
-_FILE_KEYS = {"model", "revision", "config_url", "config", "sources", "notes"}
+#: Where the model files live (one JSON file per model; the file name is the key):
+#: package data of ``posenc.book``, found through importlib.resources.
+MODEL_CONFIGS = resources.files("posenc.book") / "model_configs"
+#: The JSON Schema every model file must satisfy (the form of the file and the types of its
+#: fields; what the fields mean is read by :func:`posenc.rope_from_config`).
+SCHEMA = resources.files("posenc.book") / "model_config.schema.json"
 
 
 @dataclass(frozen=True)
@@ -88,46 +79,57 @@ class Preset:
         return self.rope.at_length(seq_len)
 
 
-def load_presets(folder: Path | str = MODEL_CONFIGS) -> dict[str, Preset]:
-    """Every ``*.json`` file in ``folder`` as a :class:`Preset`, keyed by file stem.
+def load_presets(folder: Traversable | Path | str = MODEL_CONFIGS) -> dict[str, Preset]:
+    """Every ``*.json`` file in ``folder`` (default :data:`MODEL_CONFIGS`) as a
+    :class:`Preset`, keyed by file stem.
 
     Sorted by name. A folder without model files is a ValueError.
     """
-    folder = Path(folder)
-    paths = sorted(folder.glob("*.json"))
-    if not paths:
+    folder = Path(folder) if isinstance(folder, str) else folder
+    files = sorted(
+        (entry for entry in folder.iterdir() if entry.name.endswith(".json")),
+        key=lambda entry: entry.name,
+    )
+    if not files:
         raise ValueError(f"no model files (*.json) in {folder}")
     presets = {}
-    for path in paths:
+    for entry in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(entry.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
-            raise ValueError(f"{path.name}: not valid JSON ({error})") from None
-        presets[path.stem] = preset_from_data(path.stem, data)
+            raise ValueError(f"{entry.name}: not valid JSON ({error})") from None
+        name = entry.name.removesuffix(".json")
+        presets[name] = preset_from_data(name, data)
     return presets
+
+
+@cache
+def _validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_model_file(name: str, data: object) -> None:
+    """ValueError naming the file and the field if ``data`` does not satisfy the schema."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise ValueError(f"{name}: {error.json_path}: {error.message}")
 
 
 def preset_from_data(name: str, data: object) -> Preset:
     """One model file's content (a dict) as a :class:`Preset`; see the module docstring."""
     where = f"{name}:"
-    data = _mapping(data, f"{where} the file")
-    _known_keys(data, _FILE_KEYS, f"{where} the file")
-    for key in ("model", "config_url", "config", "sources"):
-        if key not in data:
-            raise ValueError(f"{where} '{key}' is missing")
-    model = _text(data["model"], f"{where} 'model'")
-    config_url = _text(data["config_url"], f"{where} 'config_url'")
-    if not config_url.startswith("https://huggingface.co/"):
-        raise ValueError(
-            f"{where} 'config_url' must be a https://huggingface.co/ address, got {config_url!r}"
-        )
+    check_model_file(name, data)
+    config = data["config"]
     revision = data.get("revision")
-    if revision is not None:
-        revision = _text(revision, f"{where} 'revision'")
-    sources = _sources(data["sources"], where)
-    notes = _text(data.get("notes", ""), f"{where} 'notes'", empty=True)
-    config = _mapping(data["config"], f"{where} 'config'")
-    _known_keys(config, CONFIG_FIELDS, f"{where} 'config'")
+    sources = tuple(MappingProxyType(dict(entry)) for entry in data["sources"])
+    notes = data.get("notes", "")
+    model, config_url = data["model"], data["config_url"]
 
     try:
         rope = rope_from_config(config)
@@ -143,43 +145,3 @@ def preset_from_data(name: str, data: object) -> Preset:
         notes=notes,
         config=MappingProxyType(dict(config)),
     )
-
-
-# ----------------------------------------------------------------- field checks
-
-
-def _mapping(value: object, name: str) -> Mapping[str, object]:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _known_keys(value: Mapping[str, object], allowed: object, name: str) -> None:
-    unknown = sorted(set(value) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"{name} has unknown field(s) {unknown}; allowed: {sorted(allowed)}"
-        )
-
-
-def _text(value: object, name: str, *, empty: bool = False) -> str:
-    if not isinstance(value, str) or (not empty and not value):
-        raise TypeError(f"{name} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _sources(value: object, where: str) -> tuple[Mapping[str, str], ...]:
-    """A non-empty list of {what, repository and/or url, ...} with string values."""
-    if not isinstance(value, list) or not value:
-        raise ValueError(f"{where} 'sources' must be a non-empty list")
-    out = []
-    for k, entry in enumerate(value):
-        entry = _mapping(entry, f"{where} sources[{k}]")
-        if "what" not in entry or not ({"repository", "url"} & set(entry)):
-            raise ValueError(
-                f"{where} sources[{k}] needs 'what' and a 'repository' or 'url'"
-            )
-        for key, text in entry.items():
-            _text(text, f"{where} sources[{k}].{key}")
-        out.append(MappingProxyType(dict(entry)))
-    return tuple(out)

@@ -398,7 +398,9 @@ class Evidence:
 
     def distances(self, length: int) -> np.ndarray:
         if ("distances", length) not in self._shared:
-            self._shared["distances", length] = ce.cell_distances(self.results, length)
+            self._shared["distances", length] = ce.setting_distances(
+                self.results, length
+            )
         return self._shared["distances", length]
 
     def floor(self, length: int) -> np.ndarray:
@@ -422,7 +424,7 @@ class Evidence:
         """(clusters, scores, counted) of one setting on ``answers``."""
         length = setting.multiple * self.train_length
         if answers.layer is not None:
-            cell = ce.find_cell(self.results, *self._find_args(setting))
+            cell = ce.find_setting(self.results, *self._find_args(setting))
             sums = np.array(
                 [chunk["entropy_sum"][answers.layer] for chunk in cell["chunks"]]
             )
@@ -438,8 +440,8 @@ class Evidence:
         elif setting.method == "local":
             scores = np.where(distances <= longest, 1.0, self.floor(length))
         else:
-            scores = ce.cell_correct(
-                ce.find_cell(self.results, *self._find_args(setting))
+            scores = ce.setting_correct(
+                ce.find_setting(self.results, *self._find_args(setting))
             ).astype(float)
         clusters = np.arange(scores.size) // self.queries
         counted = {
