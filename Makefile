@@ -13,7 +13,8 @@ NBVAL      := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-saniti
 # The notebooks whose outputs come from torch: `make portability` re-runs them under every CPU
 # kernel family (tests/test_portability.py checks that no notebook using torch is missing).
 TORCH_NOTEBOOKS := book/04a_rope_in_production.ipynb book/05b_context_extension_experiment.ipynb \
-	book/appendix_errata.ipynb book/appendix_performance.ipynb
+	book/appendix_errata.ipynb book/appendix_performance.ipynb \
+	book/appendix_checks.ipynb
 
 # Kernels started by nbval and the book build inherit these: fixed hashing and threads
 # keep every stored output reproducible.
@@ -21,7 +22,7 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: book test lint unit nbval portability strict-build browser serve notebooks bench clean catalogues
+.PHONY: book test lint unit nbval portability strict-build browser serve notebooks bench clean catalogues requirements
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -106,6 +107,19 @@ notebooks: $(STAMP)
 # book/appendix_performance.ipynb afterwards, whose assertions check that its text still fits the run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/rope.py --output benchmarks/rope_results.json
+
+# requirements.txt from requirements.in: pip-compile (pip-tools, pinned, in its own environment
+# under _build/) keeps the pins already in requirements.txt unless requirements.in needs others;
+# torch's pin is then written without its "+cpu" label (requirements.in says why).
+PIP_TOOLS := pip-tools==7.6.2
+requirements:
+	@test -x _build/pip-tools/bin/pip-compile || { $(PYTHON) -m venv _build/pip-tools && \
+		_build/pip-tools/bin/python -m pip install --quiet $(PIP_TOOLS); }
+	CUSTOM_COMPILE_COMMAND="make requirements" _build/pip-tools/bin/pip-compile --quiet \
+		--allow-unsafe --strip-extras --no-emit-find-links --no-emit-index-url \
+		--output-file requirements.txt requirements.in
+	_build/pip-tools/bin/python -c "import pathlib, re; p = pathlib.Path('requirements.txt'); \
+		p.write_text(re.sub(r'(?m)^torch==(.+)\+cpu$$', r'torch==\1', p.read_text()))"
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -53,9 +53,8 @@ def hf_with_float64_angles(q: torch.Tensor, k: torch.Tensor, positions: torch.Te
     """transformers' apply_rotary_pos_emb, cos/sin as its LlamaRotaryEmbedding lays them out, in float64."""
     freqs = positions.double()[:, None] * inv_freq_float64(HEAD_DIM, BASE)[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)[None]  # (batch=1, seq, head_dim)
-    return apply_rotary_pos_emb(
-        q, k, emb.cos(), emb.sin()
-    )  # unsqueeze_dim=1: q is (batch, heads, seq, dim)
+    # unsqueeze_dim=1: q is (batch, heads, seq, dim)
+    return apply_rotary_pos_emb(q, k, emb.cos(), emb.sin())
 
 
 def tiny_llama_config() -> LlamaConfig:
@@ -87,9 +86,8 @@ def meta_complex_form(x: torch.Tensor, start_pos: int) -> torch.Tensor:
     positions = torch.arange(start_pos, start_pos + seq, dtype=torch.float64)
     angles = torch.outer(positions, inv_freq_float64(dim, BASE))  # (seq, dim/2)
     rotors = torch.polar(torch.ones_like(angles), angles)  # exp(i m theta), complex128
-    pairs = torch.view_as_complex(
-        x.reshape(*x.shape[:-1], dim // 2, 2).contiguous()
-    )  # (batch, seq, heads, dim/2)
+    # (batch, seq, heads, dim/2)
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], dim // 2, 2).contiguous())
     rotated = pairs * rotors[None, :, None, :]
     return torch.view_as_real(rotated).flatten(-2)
 

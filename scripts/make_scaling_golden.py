@@ -28,7 +28,7 @@ to the original context, so that only the explicit factor can give the attention
 the way Phi-3's config.json gives it, without ``factor``, from max_position_embeddings /
 original_max_position_embeddings (transformers then logs advice to set ``factor``, which is
 not a rejection: :data:`LONGROPE_ADVICE`). Its published cases (:func:`published_longrope`)
-are read from the model configurations in ``book/data/model_configs/``.
+are read from the model configurations in ``src/posenc/book/model_configs/``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "tests" / "golden" / "rope_scaling_transformers.npz"
-MODEL_CONFIGS = ROOT / "book" / "data" / "model_configs"
+MODEL_CONFIGS = ROOT / "src" / "posenc" / "book" / "model_configs"
 
 FACTORS = (2.0, 3.5, 8.0, 16.0, 40.0)
 DIMS = (64, 128)
@@ -95,7 +95,7 @@ LONGROPE_OPTION_SETS = (
 LONGROPE_ADVICE = (
     "to be used together with `max_position_embeddings` to determine a scaling"
 )
-# Published LongRoPE models: their stored config.json fields (book/data/model_configs/).
+# Published LongRoPE models: their stored config.json fields (src/posenc/book/model_configs/).
 PUBLISHED_LONGROPE = ("phi-3-mini-128k-instruct", "phi-3.5-mini-instruct")
 
 
@@ -210,7 +210,7 @@ PUBLISHED = (
         "low_freq_factor": 1.0,
         "high_freq_factor": 4.0,
     },
-    # Llama 3.2 1B Instruct: book/data/model_configs/llama-3.2-1b-instruct.json (read from
+    # Llama 3.2 1B Instruct: src/posenc/book/model_configs/llama-3.2-1b-instruct.json (read from
     # kevinstephano/thunder_model_blocks, llama/llama_config.py): "rope_scaling": {"factor":
     # 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings":
     # 8192, "rope_type": "llama3"}, "rope_theta": 500000.0, "head_dim": 64.
@@ -249,22 +249,26 @@ _LLAMA3 = {
 }
 # Configurations transformers does not accept, with the argument posenc's error must name.
 REJECTED = (
+    # validation: factor >= 1
     (
         {"method": "linear", "dim": 64, "base": 10000.0, "factor": 0.5},
         "factor",
-    ),  # validation: factor >= 1
+    ),
+    # validation: beta_fast < beta_slow
     (
         {**_YARN, "beta_fast": 1.0, "beta_slow": 2.0},
         "beta_fast",
-    ),  # validation: beta_fast < beta_slow
+    ),
+    # math.log of a negative number: ValueError
     (
         {**_YARN, "beta_slow": -1.0},
         "beta_slow",
-    ),  # math.log of a negative number: ValueError
+    ),
+    # validation: attention_factor < 0
     (
         {**_YARN, "attention_factor": -1.0},
         "attention_factor",
-    ),  # validation: attention_factor < 0
+    ),
     # 0.1 * -10 * ln(e) + 1 == 0 exactly: ZeroDivisionError
     (
         {**_YARN, "factor": math.e, "mscale": 1.0, "mscale_all_dim": -10.0},
@@ -272,10 +276,11 @@ REJECTED = (
     ),
     # validation: high_freq_factor <= low_freq_factor; the smoothing divides by their difference
     ({**_LLAMA3, "low_freq_factor": 2.0, "high_freq_factor": 2.0}, "high_freq_factor"),
+    # L / 0: ZeroDivisionError
     (
         {**_LLAMA3, "low_freq_factor": 0.0},
         "low_freq_factor",
-    ),  # L / 0: ZeroDivisionError
+    ),
     # LongRoPE: validation warns about lists that are not dim/2 numbers, a factor below 1 and
     # a negative attention_factor; a missing list is a KeyError; ln(1) = 0 a ZeroDivisionError
     (
@@ -563,9 +568,8 @@ def _values(
         num_hidden_layers=1,
         vocab_size=32,
     )
-    if (
-        "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters
-    ):  # transformers 5.x
+    # transformers 5.x
+    if "rope_parameters" in inspect.signature(LlamaConfig.__init__).parameters:
         config = LlamaConfig(
             **kwargs, rope_parameters={**parameters, "rope_theta": base}
         )

@@ -2,10 +2,10 @@
 
 torch picks its CPU kernels per processor; ``ATEN_CPU_CAPABILITY`` forces a family (default,
 avx2, avx512 where the processor has it) and the thread count changes how sums are split.
-This script evaluates the cells that chapter 6 re-checks, on chunk 0 of every stored seed,
+This script evaluates the settings that chapter 6 re-checks, on chunk 0 of every stored seed,
 once per (capability, threads) in a fresh process, and prints the largest relative change of
 the summed loss and entropy, the largest change of any logit, and the smallest top-2 logit gap
-among answers whose correctness changed. ``posenc.experiments.context_extension`` sets its
+among answers whose correctness changed. ``posenc.experiments.recheck`` sets its
 tolerances from these numbers (ten times them).
 
     .venv/bin/python scripts/measure_context_extension_drift.py [--dir book/data/context_extension]
@@ -55,12 +55,12 @@ def worker(root: Path, out: Path) -> None:
         directory = ce.seed_dir(root, seed)
         results = ce.read_results(directory)
         train_config, eval_config = ce.configs_of(results)
-        for cell in ce.RECHECK_CELLS:
-            model = ce.load_checkpoint(ce.checkpoint_path(directory, cell["model"]))
+        for setting in ce.RECHECK_SETTINGS:
+            model = ce.load_checkpoint(ce.checkpoint_path(directory, setting["model"]))
             rope = ce.rope_spec(
-                cell["method"], cell["factor"], train_config.train_length
+                setting["method"], setting["factor"], train_config.train_length
             )
-            batch = ce.eval_batch(train_config.task, eval_config, cell["length"], 0)
+            batch = ce.eval_batch(train_config.task, eval_config, setting["length"], 0)
             with torch.inference_mode():
                 capture = None if rope.method == "dynamic" else []
                 logits = ce.answer_logits(model, batch, rope, capture)
@@ -72,7 +72,7 @@ def worker(root: Path, out: Path) -> None:
                 records.append(
                     {
                         "seed": seed,
-                        **cell,
+                        **setting,
                         "loss_sum": float(ce.answer_loss(logits, batch, "sum")),
                         "entropy_sum": entropy,
                         "logits": logits.double().numpy().tolist(),

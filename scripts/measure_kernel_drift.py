@@ -25,6 +25,8 @@ A tolerance more than ten times that is tightened to about ten times the measure
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
 import json
 import math
 import os
@@ -48,13 +50,17 @@ NOTEBOOKS = [
 ]
 MARKER = "KERNEL-DRIFT-PROBE "
 
-# Each probe: a name, python code run in the notebook's kernel after its last cell, setting `probe_values`
-# (fresh numbers) and optionally `probe_stored` (what they are compared with) and `probe_printed` (a format:
-# the values appear in the stored output at that format), and the tolerance the check uses.
+# Each probe: the id of the code cell whose check it measures, a description, the tolerance the check
+# uses, and python code run in the notebook's kernel right after that cell (in a copy of its
+# namespace, so nothing leaks into later cells), setting `probe_values` (fresh numbers) and optionally
+# `probe_stored` (what they are compared with) and `probe_printed` (a format: the values appear in the
+# stored output at that format). `check_probes` fails, naming the probe, when a cell id is gone or a
+# name the probe reads is no longer assigned in or before its cell.
 NOTEBOOK_PROBES = {
     "book/04a_rope_in_production.ipynb": [
         (
-            "04a cell 26: float32 RoPE vs transformers (golden)",
+            "0da840db",
+            "float32 RoPE vs transformers (golden)",
             "atol 2e-6 (assert)",
             """
 case = golden["hf_half_llama_rotary_float32"]
@@ -64,7 +70,8 @@ probe_stored = np.concatenate([np.array(case[n + "_embed"]).ravel() for n in ("q
 """,
         ),
         (
-            "04a cells 29-30: RotaryEmbedding vs apply_rope, float32",
+            "36aed9c2",
+            "RotaryEmbedding vs apply_rope, float32",
             "atol 1e-6 (assert, printed)",
             """
 probe_values = [float(torch.max(torch.abs(r - apply_rope(o, torch.arange(24), layout="half"))))
@@ -73,14 +80,16 @@ probe_stored = [0.0, 0.0]
 """,
         ),
         (
-            "04a cell 29: torch.randn float32 (seeded q_t, k_t)",
+            "36aed9c2",
+            "torch.randn float32 (seeded q_t, k_t)",
             "not compared (input of the line above)",
             """
 probe_values = torch.cat([q_t.ravel(), k_t.ravel()]).double().numpy()
 """,
         ),
         (
-            "04a cell 37: transformers' cos vs cos(float32 angles)",
+            "940cdfb5",
+            "transformers' cos vs cos(float32 angles)",
             "atol 3e-7 (assert, printed; 1e-6 asserted too)",
             """
 probe_values = np.cos(angles32).ravel()
@@ -88,7 +97,8 @@ probe_stored = hf_cos.ravel()
 """,
         ),
         (
-            "04a cell 33: printed angle errors (float32, bfloat16)",
+            "50e833e0",
+            "printed angle errors (float32, bfloat16)",
             "printed .4f",
             """
 probe_values = [errors["float32"][-1], errors["bfloat16"][-1]]
@@ -96,7 +106,8 @@ probe_printed = ".4f"
 """,
         ),
         (
-            "04a cell 33: first position over 1 rad (bfloat16), over 1e-5 (float32)",
+            "50e833e0",
+            "first position over 1 rad (bfloat16), over 1e-5 (float32)",
             "discrete: argmax of a threshold",
             """
 i_bf, i_32 = int(np.argmax(errors["bfloat16"] > 1.0)), int(np.argmax(errors["float32"] > 1e-5))
@@ -105,7 +116,8 @@ probe_values = [errors["bfloat16"][i_bf - 1] - 1.0, errors["bfloat16"][i_bf] - 1
 """,
         ),
         (
-            "04a cell 37: numpy float32 apply_rope at 2e6 vs float64",
+            "4c09d2cd",
+            "numpy float32 apply_rope at 2e6 vs float64",
             "< 1e-5 (assert)",
             """
 probe_values = [gap]
@@ -115,7 +127,8 @@ probe_stored = [0.0]
     ],
     "book/appendix_errata.ipynb": [
         (
-            "errata cell 3: torch float64 formulas vs apply_rope",
+            "3a1f6c20",
+            "torch float64 formulas vs apply_rope",
             "atol 1e-12 (assert)",
             """
 probe_values = [float((matched[l] - posenc.apply_rope(x, np.arange(x.shape[0]), layout=l)).abs().max()) for l in matched]
@@ -123,7 +136,8 @@ probe_stored = [0.0, 0.0]
 """,
         ),
         (
-            "errata cell 3: printed norm change (float64 torch)",
+            "3a1f6c20",
+            "printed norm change (float64 torch)",
             "printed .4f, > 0.1",
             """
 probe_values = [norm_change]
@@ -133,7 +147,8 @@ probe_printed = ".4f"
     ],
     "book/appendix_performance.ipynb": [
         (
-            "performance cell 6: apply_rope vs numpy float64 (float32 cases)",
+            "f35357d0",
+            "apply_rope vs numpy float64 (float32 cases)",
             "< 2e-6 (assert)",
             """
 probe_values = [check(t, l)[1] for n, t in cases.items() if n != "bfloat16" for l in ("interleaved", "half")]
@@ -141,7 +156,8 @@ probe_stored = [0.0] * len(probe_values)
 """,
         ),
         (
-            "performance cell 6: apply_rope vs numpy float64 (bfloat16)",
+            "f35357d0",
+            "apply_rope vs numpy float64 (bfloat16)",
             "< 0.05 (assert)",
             """
 probe_values = [check(cases["bfloat16"], l)[1] for l in ("interleaved", "half")]
@@ -149,7 +165,8 @@ probe_stored = [0.0, 0.0]
 """,
         ),
         (
-            "performance cell 31: printed error table (torch float32/bf16/fp16)",
+            "019a9c26",
+            "printed error table (torch float32/bf16/fp16)",
             "printed .0e, '< 1e-6' below 1e-6",
             """
 probe_values = [e[c] for errs in (cos_errors, rotation_errors) for e in errs.values() for c in columns]
@@ -158,7 +175,8 @@ probe_printed = ".0e"
 """,
         ),
         (
-            "performance cell 31: values printed as '< 1e-6'",
+            "019a9c26",
+            "values printed as '< 1e-6'",
             "threshold 1e-6 (printed)",
             """
 probe_values = [e[c] for errs in (cos_errors, rotation_errors) for e in errs.values() for c in columns]
@@ -167,7 +185,8 @@ probe_stored = [0.0] * len(probe_values)
 """,
         ),
         (
-            "performance cell 34: float64 angles, float32 values (all m)",
+            "019a9c26",
+            "float64 angles, float32 values (all m)",
             "< 2e-7 (assert)",
             """
 probe_values = rotation_errors["float64 angles, float32 values"]
@@ -175,14 +194,16 @@ probe_stored = np.zeros_like(probe_values)
 """,
         ),
         (
-            "performance cell 34: float64 angles, bfloat16 values",
+            "019a9c26",
+            "float64 angles, bfloat16 values",
             "in (1e-3, 1e-2) (assert)",
             """
 probe_values = rotation_errors["float64 angles, bfloat16 values"]
 """,
         ),
         (
-            "performance cell 42: autograd gradient = R_(-m) w (float64)",
+            "f37dd093",
+            "autograd gradient = R_(-m) w (float64)",
             "< 1e-12 (printed True)",
             """
 probe_values = []
@@ -193,14 +214,16 @@ probe_stored = [0.0, 0.0]
 """,
         ),
         (
-            "performance cell 44: float32 angle error around 1e-3 at the first bad m",
+            "df4b2617",
+            "float32 angle error around 1e-3 at the first bad m",
             "discrete: threshold 1e-3",
             """
 probe_values = [error_1[first_bad - 2], error_1[first_bad - 1]]
 """,
         ),
         (
-            "performance cell 3: bytes moved / floor's",
+            "3493dfc6",
+            "bytes moved / floor's",
             "printed .2f, ranges (assert)",
             """
 probe_values = list(moved.values())
@@ -210,17 +233,73 @@ probe_printed = ".2f"
     ],
 }
 
-PROBE_HEAD = """
-for _name in ("probe_values", "probe_stored", "probe_printed"):
-    globals().pop(_name, None)
-"""
-PROBE_TAIL = """
+PROBE_CELL = """
 import json as _json, numpy as _np
-_out = {"values": _np.asarray(probe_values, dtype=float).ravel().tolist()}
-if "probe_stored" in globals(): _out["stored"] = _np.asarray(probe_stored, dtype=float).ravel().tolist()
-if "probe_printed" in globals(): _out["printed"] = probe_printed
+_probe = dict(globals())
+exec(%r, _probe)
+_out = {"values": _np.asarray(_probe["probe_values"], dtype=float).ravel().tolist()}
+if "probe_stored" in _probe: _out["stored"] = _np.asarray(_probe["probe_stored"], dtype=float).ravel().tolist()
+if "probe_printed" in _probe: _out["printed"] = _probe["probe_printed"]
 print(%r + _json.dumps(_out))
+del _probe, _out, _json, _np
 """
+
+
+def _assigned(source: str) -> set[str]:
+    """Names a cell's code assigns, defines or imports (IPython's % and ! lines left out)."""
+    lines = [
+        line for line in source.splitlines() if line.lstrip()[:1] not in ("%", "!")
+    ]
+    names = set()
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {
+                (alias.asname or alias.name).split(".")[0] for alias in node.names
+            }
+    return names
+
+
+def _read(code: str) -> set[str]:
+    """Names the probe reads and does not assign itself (builtins aside)."""
+    loaded = {
+        node.id
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+    return loaded - _assigned(code) - set(dir(builtins))
+
+
+def check_probes(path: str, cells: list) -> None:
+    """ValueError naming the probe if its cell id is not in ``cells`` (the notebook's) or a
+    name it reads is assigned in no code cell up to and including that cell."""
+    ids = [cell.get("id") for cell in cells]
+    for cell_id, description, _, code in NOTEBOOK_PROBES.get(path, []):
+        if cell_id not in ids:
+            raise ValueError(
+                f"{path}: probe {description!r}: no cell with id {cell_id}"
+            )
+        before = cells[: ids.index(cell_id) + 1]
+        known = set().union(
+            *(
+                _assigned("".join(c["source"]))
+                for c in before
+                if c["cell_type"] == "code"
+            )
+        )
+        missing = _read(code) - known
+        if missing:
+            raise ValueError(
+                f"{path}: probe {description!r} reads {sorted(missing)}, which no code cell "
+                f"up to cell {cell_id} assigns (renamed?)"
+            )
+
+
+def probe_name(path: str, cell_id: str, description: str) -> str:
+    return f"{Path(path).stem} cell {cell_id}: {description}"
 
 
 # ---------------------------------------------------------------- unit tests: every tolerance check, recorded
@@ -273,9 +352,8 @@ def pytest_configure(config):
                     records.setdefault(site, []).append(
                         {"values": a.tolist(), "desired": d.tolist()}
                     )
-                except (
-                    Exception
-                ):  # a value the recorder cannot read is simply not recorded
+                # a value the recorder cannot read is simply not recorded
+                except Exception:
                     pass
             return original(actual, desired, *args, **kwargs)
 
@@ -305,6 +383,7 @@ def unit_report(runs: list[dict]) -> None:
         if any(len(c) != len(calls[0]) for c in calls):
             print(f"{site:62s} the number of calls differs between configurations")
             continue
+        # (configurations, calls)
         errors = np.array(
             [
                 [
@@ -318,7 +397,7 @@ def unit_report(runs: list[dict]) -> None:
                 ]
                 for run in calls
             ]
-        )  # (configurations, calls)
+        )
         spread = float(np.max(errors.max(axis=0) - errors.min(axis=0), initial=0.0))
         print(
             f"{site:62s} {len(calls[0]):5d} {errors.max(initial=0.0):19.3g} {spread:14.3g}"
@@ -342,32 +421,45 @@ def notebook_probes(path: str) -> dict:
     import nbformat
 
     nb = nbformat.read(ROOT / path, as_version=4)
-    stored = {
-        i: text_outputs(c) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-    }
+    check_probes(path, nb.cells)
+    stored = {c.id: text_outputs(c) for c in nb.cells if c.cell_type == "code"}
     probes = NOTEBOOK_PROBES.get(path, [])
-    for name, _, code in probes:
-        nb.cells.append(
-            nbformat.v4.new_code_cell(
-                PROBE_HEAD + code + PROBE_TAIL % (MARKER + name + "\t")
-            )
+    # each probe right after its cell (inserted from the last, so earlier places stay put)
+    ids = [cell.id for cell in nb.cells]
+    places = sorted(
+        ((ids.index(cell_id), k) for k, (cell_id, *_) in enumerate(probes)),
+        reverse=True,
+    )
+    for place, k in places:
+        cell_id, description, _, code = probes[k]
+        name = probe_name(path, cell_id, description)
+        probe_cell = nbformat.v4.new_code_cell(
+            PROBE_CELL % (code, MARKER + name + "\t")
         )
+        probe_cell.metadata["probe"] = True
+        nb.cells.insert(place + 1, probe_cell)
     nbclient.NotebookClient(
         nb,
         kernel_name="python3",
         timeout=900,
         resources={"metadata": {"path": str((ROOT / path).parent)}},
     ).execute()
+    by_id = {c.id: c for c in nb.cells if c.cell_type == "code"}
     result = {
         "changed cells": [
-            i
-            for i, text in stored.items()
-            if "NBVAL_IGNORE_OUTPUT" not in "".join(nb.cells[i].source)
-            and text_outputs(nb.cells[i]) != text
+            cell_id
+            for cell_id, text in stored.items()
+            if "NBVAL_IGNORE_OUTPUT" not in "".join(by_id[cell_id].source)
+            and text_outputs(by_id[cell_id]) != text
         ]
     }
-    tolerance = {name: tol for name, tol, _ in probes}
-    for cell in nb.cells[len(nb.cells) - len(probes) :]:
+    tolerance = {
+        probe_name(path, cell_id, description): tol
+        for cell_id, description, tol, _ in probes
+    }
+    for cell in nb.cells:
+        if not cell.metadata.get("probe"):
+            continue
         for line in text_outputs(cell).splitlines():
             if line.startswith(MARKER):
                 name, data = line[len(MARKER) :].split("\t", 1)
@@ -448,7 +540,9 @@ def report(runs: list[dict]) -> None:
             f"{r['capability']}/{r['threads']}": r["notebooks"][path]["changed cells"]
             for r in runs
         }
-        print(f"{path}: cells whose text output differs from the stored one: {changed}")
+        print(
+            f"{path}: cells (by id) whose text output differs from the stored one: {changed}"
+        )
 
 
 def main() -> int:

@@ -103,9 +103,8 @@ def usable_cores() -> int:
 
 def threads_of_environment() -> int:
     value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    return (
-        int(value) if value.isdigit() and int(value) > 0 else 0
-    )  # 0: unset, torch picks
+    # 0: unset, torch picks
+    return int(value) if value.isdigit() and int(value) > 0 else 0
 
 
 def run_configuration(

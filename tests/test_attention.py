@@ -143,11 +143,12 @@ GOOD = dict(query=np.ones((3, 4)), key=np.ones((5, 4)), value=np.ones((5, 2)))
         ),
         ({"mask": np.ones((5, 3), dtype=bool)}, ValueError, "mask"),  # mask transposed
         ({"mask": np.ones((3, 5))}, TypeError, "mask"),  # mask not boolean
+        # nothing to attend to
         (
             {"mask": np.zeros((3, 5), dtype=bool)},
             ValueError,
             "mask",
-        ),  # nothing to attend to
+        ),
         ({"causal": True}, ValueError, "causal"),  # 3 queries, 5 keys
         ({"causal": 1}, TypeError, "causal"),
         ({"query": np.full((3, 4), np.nan)}, ValueError, "query"),

@@ -88,3 +88,11 @@ def test_the_marker_shortcut_is_no_better_than_the_most_frequent_value(length):
     assert uniform.mean() == pytest.approx(
         (1 + (needles - 1) / task.num_values) / needles, rel=0.05
     )
+
+
+def test_the_query_marker_itself_is_not_yet_seen():
+    # "6 3 7 4 0", then the query 7 at position 5: before it every token appears once, so
+    # the most frequent token is a five-way tie (1/5 on the target 4). Counting the query
+    # marker as seen would make 7 the most frequent token (0 on the target).
+    batch = batch_of([6, 3, 7, 4, 0, 7], [5], [4])
+    assert baselines.most_frequent_token(batch, SMALL)[0, 0] == pytest.approx(1 / 5)

@@ -71,9 +71,8 @@ def test_task_sequences_hold_what_the_docstring_says(length):
             len(body_markers) == needles and len(set(tokens[body_markers])) == needles
         )
         assert np.all(task.is_value(tokens[body_markers + 1]))
-        assert (
-            task.is_value(tokens).sum() == needles
-        )  # values appear only after markers
+        # values appear only after markers
+        assert task.is_value(tokens).sum() == needles
         assert np.all(body_markers + 1 < body)
         # queries: K distinct body markers, no values shown
         asked = tokens[batch.answer_positions]
@@ -84,12 +83,10 @@ def test_task_sequences_hold_what_the_docstring_says(length):
         )
         for k in range(K):
             needle = batch.needle_positions[row, k]
-            assert (
-                tokens[needle - 1] == asked[k]
-            )  # the marker sits right before the needle
-            assert (
-                tokens[needle] == batch.targets[row, k]
-            )  # the needle is the expected value
+            # the marker sits right before the needle
+            assert tokens[needle - 1] == asked[k]
+            # the needle is the expected value
+            assert tokens[needle] == batch.targets[row, k]
             assert batch.distances[row, k] == batch.answer_positions[k] - needle >= 1
     assert batch.tokens.max() < task.vocab_size and batch.tokens.min() >= 0
 
@@ -383,10 +380,10 @@ def test_evaluation_plan_covers_every_method_and_length():
             }
 
 
-def test_summarize_cell_counts_answers_beyond_the_trained_distances():
+def test_summarize_setting_counts_answers_beyond_the_trained_distances():
     config = ce.TrainConfig()
     assert ce.trained_distances(config) == (1, 126)
-    cell = {
+    setting = {
         "model": "base",
         "method": "none",
         "length": 256,
@@ -409,7 +406,7 @@ def test_summarize_cell_counts_answers_beyond_the_trained_distances():
         ],
     }
     distances = np.array([10, 200, 127, 126, 5, 130, 250, 1])
-    row = ce.summarize_cell(cell, config, distances)
+    row = ce.summarize_setting(setting, config, distances)
     assert row["accuracy"] == 5 / 8 and row["answers_beyond"] == 4
     assert row["accuracy_beyond"] == 2 / 4 and row["accuracy_within"] == 3 / 4
     assert (
@@ -418,16 +415,16 @@ def test_summarize_cell_counts_answers_beyond_the_trained_distances():
         and row["entropy_layer1"] == 1.0
     )
     with pytest.raises(ValueError, match="distances"):
-        ce.summarize_cell(cell, config, distances[:3])
+        ce.summarize_setting(setting, config, distances[:3])
     without_entropy = {
-        **cell,
+        **setting,
         "chunks": [
             {k: v for k, v in c.items() if not k.startswith("entropy")}
-            for c in cell["chunks"]
+            for c in setting["chunks"]
         ],
     }
     assert math.isnan(
-        ce.summarize_cell(without_entropy, config, distances)["entropy_layer0"]
+        ce.summarize_setting(without_entropy, config, distances)["entropy_layer0"]
     )
 
 
@@ -437,11 +434,15 @@ def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
     )
     config = ce.TrainConfig(
         train_length=16,
-        batch_size=4,
-        max_steps=3,
-        eval_every=1,
-        val_sequences=4,
-        target_accuracy=1.1,
+        base=ce.Phase(
+            steps=3,
+            batch_size=4,
+            learning_rate=3e-3,
+            warmup_steps=2,
+            eval_every=1,
+            val_sequences=4,
+            target_accuracy=1.0,
+        ),
         model=ModelConfig(vocab_size=16, d_model=16, num_heads=2, num_layers=1),
         task=task,
     )
@@ -452,7 +453,9 @@ def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
         second, log2 = ce.train_base(config, log=lambda *_: None)
     finally:
         torch.set_num_threads(threads)
-    assert log["steps"] == 3 and not log["reached_target"] and len(log["curve"]) == 3
+    # checked at step 0 and after each of the 3 steps; accuracy 1 is not reached
+    assert log["steps"] == 3 and not log["reached_target"]
+    assert [point["step"] for point in log["curve"]] == [0, 1, 2, 3]
     assert log["digest"] == log2["digest"] == ce.parameter_digest(second)
     path = tmp_path / "m.pt"
     ce.save_checkpoint(first, path)
@@ -481,18 +484,20 @@ def test_cli_parses_every_command():
         1,
     )
     assert args.seeds == list(ce.DEFAULT_SEEDS) == [0, 1, 2, 3, 4]
-    assert ce.DEFAULT_DIR == ROOT / "book" / "data" / "context_extension"
+    # relative to the working directory: the book's data when run from the repository
+    assert ce.DEFAULT_DIR == Path("book") / "data" / "context_extension"
     assert parser.parse_args(["all"]).threads == 2
     assert parser.parse_args(["compare", "a", "b"]).second == Path("b")
     with pytest.raises(SystemExit):
         parser.parse_args(["fit"])
-    result = subprocess.run(
-        [sys.executable, "-m", "posenc.experiments.context_extension", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "evaluate" in result.stdout and "train" in result.stdout
+    for module in ("posenc.experiments", "posenc.experiments.context_extension"):
+        result = subprocess.run(
+            [sys.executable, "-m", module, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "evaluate" in result.stdout and "train" in result.stdout
 
 
 def test_importing_the_experiments_package_does_not_import_torch():
@@ -506,12 +511,10 @@ def test_importing_the_experiments_package_does_not_import_torch():
 def test_beats_implements_the_four_of_five_rule():
     a = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
     assert ce.beats(a, a - 0.01)
-    assert ce.beats(
-        a, np.array([0.95, 0.7, 0.6, 0.5, 0.4])
-    )  # behind in one seed: still holds
-    assert not ce.beats(
-        a, np.array([0.95, 0.85, 0.6, 0.5, 0.4])
-    )  # behind in two: does not
+    # behind in one seed: still holds
+    assert ce.beats(a, np.array([0.95, 0.7, 0.6, 0.5, 0.4]))
+    # behind in two: does not
+    assert not ce.beats(a, np.array([0.95, 0.85, 0.6, 0.5, 0.4]))
     assert not ce.beats(a, a)  # ties are not wins
     with pytest.raises(ValueError, match="5 seeds"):
         ce.beats(a[:4], a[:4])
@@ -546,19 +549,23 @@ def test_committed_results_cover_the_plan_for_every_seed():
         assert train_config.seed == seed
         assert [
             (c["model"], c["method"], c["factor"], c["length"])
-            for c in results["cells"]
+            for c in ce.settings_of(results)
         ] == [
             (c["model"], c["method"], c["factor"], c["length"])
             for c in ce.evaluation_plan(train_config, eval_config)
         ]
-        assert all(len(c["chunks"]) == eval_config.num_chunks for c in results["cells"])
+        assert all(
+            len(c["chunks"]) == eval_config.num_chunks for c in ce.settings_of(results)
+        )
 
 
 def test_committed_results_match_a_fresh_evaluation_of_one_chunk():
-    # Seed 0's re-checked cells, under the tolerances measured across CPU kernels and threads
+    # Seed 0's re-checked settings, under the tolerances measured across CPU kernels and threads
     # (chapter 6 re-checks every seed).
     results = committed_results()[0]
-    report = ce.recheck(ce.seed_dir(COMMITTED, 0), results, list(ce.RECHECK_CELLS), [1])
+    report = ce.recheck(
+        ce.seed_dir(COMMITTED, 0), results, list(ce.RECHECK_SETTINGS), [1]
+    )
     for row in report:
         assert row["answers"] == 128 and row["disagree"] == 0, row
         assert row["near_ties"] <= 2, row

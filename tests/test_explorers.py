@@ -255,3 +255,68 @@ def test_explorer_html_is_deterministic_and_safe_inside_a_script():
         explorers.explorer_html(chart, "Not valid", "x")
     with pytest.raises(ValueError, match="description"):
         explorers.explorer_html(chart, "rope", " ")
+
+
+# ----------------------------------------------------------------- presets and results
+
+
+def test_preset_grid_draws_phi3s_long_factors_at_its_target_length():
+    from posenc.book.presets import load_presets
+
+    presets = load_presets()
+    chosen = {
+        name: presets[name] for name in ("llama-2-7b", "phi-3-mini-128k-instruct")
+    }
+    tables, of_model = grids.preset_grid(chosen)
+    assert of_model == {
+        "llama-2-7b": "d128-base10000-L4096",
+        "phi-3-mini-128k-instruct": "d96-base10000-L4096",
+    }
+    phi3 = chosen["phi-3-mini-128k-instruct"]
+    published = [r for r in tables["settings"] if r["method"] == "published"]
+    assert [r["geometry"] for r in published] == list(chosen)
+    record = published[1]
+    # 131072 / 4096 = 32 and the target 32 L is past L: theta'_i = theta_i / long_factor_i,
+    # attention sqrt(1 + ln 32 / ln 4096) (Phi-3's own formula, from its config's numbers)
+    long_factor = np.array(phi3.options["long_factor"])
+    assert record["factor"] == 32.0
+    np.testing.assert_allclose(record["scale"], 1 / long_factor, rtol=5e-4)
+    assert record["attention"] == pytest.approx(
+        np.sqrt(1 + np.log(32) / np.log(4096)), rel=5e-4
+    )
+    # both geometries carry the full grid of methods
+    assert {r["geometry"] for r in tables["settings"]} == {*of_model.values(), *chosen}
+
+
+def test_experiment_grid_bins_by_the_middle_of_each_distance_bin():
+    from pathlib import Path
+
+    from posenc.experiments import analysis
+    from posenc.experiments.config import DEFAULT_DIR
+
+    root = Path(__file__).resolve().parents[1] / DEFAULT_DIR
+    results = {seed: analysis.read_results(root / f"seed_{seed}") for seed in (0, 1)}
+    tables = grids.experiment_grid(results, bin_width=128)
+    setting = analysis.find_setting(results[1], "base", "yarn", 1024)
+    distances = analysis.setting_distances(results[1], 1024)
+    correct = analysis.setting_correct(setting)
+    rows = {
+        r["distance"]: r["accuracy"]
+        for r in tables["by_distance"]
+        if (r["method"], r["length"], r["seed"]) == ("yarn", 1024, 1)
+    }
+    # bins [128 k, 128 (k + 1)) are drawn at their middles 64, 192, ..., 960
+    assert sorted(rows) == [128 * k + 64 for k in range(8)]
+    for middle, accuracy in rows.items():
+        inside = (distances >= middle - 64) & (distances < middle + 64)
+        assert accuracy == pytest.approx(correct[inside].mean(), rel=1e-3)
+    by_length = {
+        (r["method"], r["length"], r["statistic"], r["seed"]): r
+        for r in tables["by_length"]
+    }
+    mean = by_length[("yarn", 1024, "mean", -1)]
+    per_seed = [by_length[("yarn", 1024, "seed", s)]["accuracy"] for s in (0, 1)]
+    assert mean["accuracy"] == pytest.approx(np.mean(per_seed), rel=1e-3)
+    assert (mean["low"], mean["high"]) == (min(per_seed), max(per_seed))
+    with pytest.raises(ValueError, match="results_by_seed"):
+        grids.experiment_grid({})

@@ -98,9 +98,8 @@ def test_linearity_checks_accept_matrices_and_reject_translation_and_products():
     rng = np.random.default_rng(0)
     matrix = rng.normal(size=(3, 2))
     assert lm.linearity_violation(lambda x: matrix @ x, 2, rng) < 1e-12
-    assert (
-        lm.linearity_violation(lambda x: x + np.array([0.5, -1.0]), 2, rng) > 0.4
-    )  # translation
+    # translation
+    assert lm.linearity_violation(lambda x: x + np.array([0.5, -1.0]), 2, rng) > 0.4
     assert (
         lm.linearity_violation(lambda x: np.array([x[0], x[1], x[0] * x[1]]), 2, rng)
         > 0.1
@@ -108,9 +107,8 @@ def test_linearity_checks_accept_matrices_and_reject_translation_and_products():
     assert lm.linearity_violation(lambda x: np.maximum(x, 0.0), 2, rng) > 0.1  # ReLU
     # The checks are exact for these hand-picked cases.
     assert lm.additivity_gap(lambda x: x + 1.0, np.zeros(2), np.zeros(2)) == 1.0
-    assert (
-        lm.homogeneity_gap(lambda x: x**2, np.array([1.0, 2.0]), 2.0) == 8.0
-    )  # (4, 16) - 2 (1, 4)
+    # (4, 16) - 2 (1, 4)
+    assert lm.homogeneity_gap(lambda x: x**2, np.array([1.0, 2.0]), 2.0) == 8.0
 
 
 def test_cosine_similarity_and_the_king_queen_analogy():
@@ -163,18 +161,16 @@ def test_basis_geometry_of_rotation_shear_and_scaling():
         (2.0, 0.5, 90.0, 1.0)
     )
     assert lm.basis_geometry([[1.0, 2.0], [1.0, 2.0]]).angle == 0.0  # parallel columns
-    assert (
-        lm.basis_geometry([[1.0, -2.0], [1.0, -2.0]]).angle == 180.0
-    )  # opposite columns
+    # opposite columns
+    assert lm.basis_geometry([[1.0, -2.0], [1.0, -2.0]]).angle == 180.0
 
 
 @given(st.integers(0, 2**32 - 1))
 def test_basis_geometry_area_is_base_times_height(seed):
     matrix = np.random.default_rng(seed).normal(size=(2, 2))
     side_i, side_j, between, area = lm.basis_geometry(matrix)
-    corners = matrix @ np.array(
-        [[0.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0]]
-    )  # image of the unit square
+    # image of the unit square
+    corners = matrix @ np.array([[0.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
     x, y = corners
     shoelace = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
     assert area == pytest.approx(shoelace, rel=1e-9, abs=1e-12)

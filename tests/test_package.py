@@ -54,12 +54,13 @@ def test_setup_notebook_rejects_a_bad_seed():
 
     with pytest.raises(ValueError, match="seed"):
         setup_notebook(seed=-1)
+    # a wrong type is a TypeError, as in posenc._validation
     for wrong_type in (
         1.5,
         "3",
         True,
         None,
-    ):  # a wrong type is a TypeError, as in posenc._validation
+    ):
         with pytest.raises(TypeError, match="seed"):
             setup_notebook(seed=wrong_type)
 
@@ -84,6 +85,7 @@ CORE = {  # the core modules (ARCHITECTURE.md, "Layers")
         "torch_rope",
         "scaling",
         "attention",
+        "config",
     )
 }
 

@@ -48,9 +48,8 @@ def test_animation_html_is_identical_from_run_to_run():
 def test_animation_html_needs_no_network():
     html = plotting.animation_html(make_animation(), "offline").data
     assert "font-awesome" not in html and "https://" not in html
-    assert (
-        "fa-play" in html
-    )  # the player's icons, drawn by the theme's own Font Awesome
+    # the player's icons, drawn by the theme's own Font Awesome
+    assert "fa-play" in html
 
 
 def test_draw_plane_map_labels_are_legible_and_its_grid_solid():

@@ -128,18 +128,23 @@ def test_make_test_runs_portability_after_unit_and_nbval():
 
 
 def torch_modules_of_posenc() -> set[str]:
-    """posenc modules that import torch at their top, as dotted names below posenc."""
-    found = set()
+    """posenc modules that import torch at their top, directly or through another posenc
+    module they import at their top, as dotted names below posenc."""
+    imports = {}
     for path in (ROOT / "src" / "posenc").rglob("*.py"):
-        if re.search(
-            r"^(import torch\b|from torch\b)", path.read_text(encoding="utf-8"), re.M
-        ):
-            found.add(
-                ".".join(
-                    path.relative_to(ROOT / "src" / "posenc").with_suffix("").parts
-                )
-            )
-    return found
+        parts = path.relative_to(ROOT / "src" / "posenc").with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        text = path.read_text(encoding="utf-8")
+        imports[name] = (
+            bool(re.search(r"^(import torch\b|from torch\b)", text, re.M)),
+            set(re.findall(r"^from posenc\.([\w.]+) import", text, re.M)),
+        )
+    found = {name for name, (direct, _) in imports.items() if direct}
+    while True:
+        more = {n for n, (_, uses) in imports.items() if uses & found} - found
+        if not more:
+            return found
+        found |= more
 
 
 def uses_torch(code: str, torch_modules: set[str]) -> bool:

@@ -31,13 +31,14 @@ def bfloat16_round(values):
 
 def test_stored_positions_by_hand():
     stored = precision.stored_positions([255, 256, 257, 258, 1_000_000], "bfloat16")
+    # 257 ties to even; 1e6 -> 244 * 4096
     assert stored.tolist() == [
         255.0,
         256.0,
         256.0,
         258.0,
         999_424.0,
-    ]  # 257 ties to even; 1e6 -> 244 * 4096
+    ]
     assert precision.stored_positions([65_504, 65_519, 65_520], "float16").tolist() == [
         65_504.0,
         65_504.0,
@@ -93,9 +94,8 @@ def test_exact_cos_sin_against_float64_within_the_rounding_of_the_product():
     cos, sin = precision.exact_cos_sin(POSITIONS, THETA)
     np.testing.assert_allclose(cos**2 + sin**2, 1.0, atol=1e-15)
     angles = rope_angles(POSITIONS, THETA)
-    bound = (
-        np.spacing(angles) / 2 + 2e-16
-    )  # float64 product rounding, then cos/sin rounding
+    # float64 product rounding, then cos/sin rounding
+    bound = np.spacing(angles) / 2 + 2e-16
     assert np.all(np.abs(np.cos(angles) - cos) <= bound) and np.all(
         np.abs(np.sin(angles) - sin) <= bound
     )

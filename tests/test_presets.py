@@ -1,4 +1,4 @@
-"""posenc.book.presets: published models' RoPE, read from book/data/model_configs/."""
+"""posenc.book.presets: published models' RoPE, read from posenc/book/model_configs/."""
 
 import copy
 import importlib.util
@@ -60,7 +60,11 @@ EXPECTED = {
     "mistral-nemo-base-2407": ("none", 128, 1e6, 1.0, 128000, 128000, {}),  # head_dim
     "phi-3-mini-128k-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
     "phi-3.5-mini-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
+    "phi-2": ("none", 32, 10000.0, 1.0, 2048, 2048, {}),  # int(2560 / 32 * 0.4)
+    "phi-4-mini-instruct": ("longrope", 96, 10000.0, 32.0, 4096, 131072, None),
+    "pythia-6.9b-deduped": ("none", 32, 10000.0, 1.0, 2048, 2048, {}),  # 128 * 0.25
     "qwen2.5-7b-instruct-yarn": ("yarn", 128, 1e6, 4.0, 32768, 32768, {}),  # 3584 / 28
+    # head_dim 128, not 1024/16
     "qwen3-0.6b": (
         "none",
         128,
@@ -69,7 +73,7 @@ EXPECTED = {
         40960,
         40960,
         {},
-    ),  # head_dim 128, not 1024/16
+    ),
 }
 # LongRoPE lists: length, first and last long factor, first and last short factor
 LISTS = {
@@ -80,6 +84,7 @@ LISTS = {
         1.1,
         3.049999999999997,
     ),
+    "phi-4-mini-instruct": (48, 1, 47.77, 1.0, 1.0),  # 3072 / 24 * 0.75 = 96: 48 pairs
     "phi-3.5-mini-instruct": (
         48,
         1.0800000429153442,
@@ -191,9 +196,14 @@ def golden_key(arguments: dict) -> str:
 
 
 def test_presets_transformers_computes_agree_with_it(presets):
-    """Every preset is in the golden file (Phi-3 short and long): same values as transformers."""
+    """Every preset's config is a case of the config golden file (transformers' own config
+    class and rotary module; compared in tests/test_config.py); those whose rope_scaling
+    arguments are also in the scaling golden file agree with it too (Phi-3 short and long)."""
+    config_golden = np.load(ROOT / "tests" / "golden" / "rope_config_transformers.npz")
+    names = {case["name"] for case in json.loads(str(config_golden["meta"]))["cases"]}
+    assert set(presets) <= names
     rows = {golden_key(case): row for case, *row in golden_rows()}
-    checked = 0
+    checked = set()
     for preset in presets.values():
         lengths = [None]
         if preset.method == "longrope":
@@ -202,13 +212,22 @@ def test_presets_transformers_computes_agree_with_it(presets):
             arguments = preset.arguments()
             if seq_len is not None:
                 arguments["seq_len"] = seq_len
+            if golden_key(arguments) not in rows:
+                continue
             ref32, ref64, attention_factor = rows[golden_key(arguments)]
             inv_freq, ours = preset.compute(seq_len)
             np.testing.assert_allclose(inv_freq, ref64, rtol=1e-12, atol=0)
             np.testing.assert_allclose(inv_freq, ref32, rtol=2e-6, atol=0)
             assert ours == attention_factor, preset.name
-            checked += 1
-    assert checked == len(presets) + 2
+            checked.add((preset.name, seq_len))
+    # the presets that predate the config golden file are all in the scaling one
+    added_with_the_config_golden = {
+        "phi-2",
+        "phi-4-mini-instruct",
+        "pythia-6.9b-deduped",
+    }
+    assert {name for name, _ in checked} == set(presets) - added_with_the_config_golden
+    assert len(checked) == len(presets) - 3 + 2
 
 
 def test_phi3_attention_factor_comes_from_the_two_lengths(presets):
@@ -274,6 +293,13 @@ def test_transformers_5_rope_parameters_and_old_names_read_the_same():
             "long_factor": [2.0] * 4,
         },
     }
+    # transformers 5.24 renames "su" only after filling in the original context, so the
+    # block must hold one (the top-level 16 still wins)
+    with pytest.raises(
+        ValueError, match="rope_scaling.original_max_position_embeddings"
+    ):
+        preset_from_data("d", model_file(su))
+    su["rope_scaling"]["original_max_position_embeddings"] = 8
     preset = preset_from_data("d", model_file(su))
     assert (preset.method, preset.dim, preset.factor, preset.base) == (
         "longrope",
@@ -316,33 +342,98 @@ def test_no_rope_scaling_or_default_is_plain_rope():
         assert preset.options == {}
 
 
+# The three rules below are transformers' (read in transformers 5.18's modeling_rope_utils.py
+# and configuration_deepseek_v3.py, the nearest release to the pinned 5.24 available here):
+# DeepseekV3Config sets head_dim = qk_rope_head_dim whatever config.json says;
+# standardize_rope_params keeps a given rope_type and falls back to "type" only when it is
+# absent; _compute_yarn_parameters takes factor = max_position_embeddings / L when the
+# config has none.
+
+
+def test_qk_rope_head_dim_wins_over_head_dim():
+    config = {
+        "model_type": "deepseek_v3",
+        "hidden_size": 512,
+        "num_attention_heads": 4,
+        "head_dim": 192,
+        "qk_rope_head_dim": 64,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+    }
+    assert preset_from_data("mla", model_file(config)).dim == 64
+    # without qk_rope_head_dim, head_dim wins over hidden_size / heads (128)
+    assert (
+        preset_from_data("gqa", model_file(without(config, "qk_rope_head_dim"))).dim
+        == 192
+    )
+
+
+def test_rope_type_wins_over_its_old_name_type():
+    both = copy.deepcopy(LLAMA)
+    both["rope_scaling"]["type"] = "linear"  # the old key, contradicting rope_type
+    assert preset_from_data("both", model_file(both)).method == "llama3"
+    both["rope_scaling"] = {"rope_type": "linear", "type": "dynamic", "factor": 2.0}
+    preset = preset_from_data("both", model_file(both))
+    assert (preset.method, preset.factor) == ("linear", 2.0)
+
+
+def test_yarn_without_factor_is_refused_by_name_as_transformers_5_24_refuses_it():
+    # transformers 5.24's config validation requires "factor" for yarn: Qwen2Config(
+    # rope_scaling={"rope_type": "yarn", "original_max_position_embeddings": 4096},
+    # max_position_embeddings=32768) raises KeyError "Missing required keys ... {'factor'}".
+    # (Its _compute_yarn_parameters would infer max_position / L, but is never reached.)
+    config = {
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "max_position_embeddings": 32768,
+        "rope_theta": 10000.0,
+        "rope_scaling": {
+            "rope_type": "yarn",
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    with pytest.raises(ValueError, match="rope_scaling.factor is missing"):
+        preset_from_data("yarn", model_file(config))
+
+
 def without(mapping: dict, key: str) -> dict:
     return {k: v for k, v in mapping.items() if k != key}
 
 
 BAD = [
-    (without(model_file(LLAMA), "model"), ValueError, "'model' is missing"),
+    (without(model_file(LLAMA), "model"), ValueError, "'model' is a required"),
     (
         model_file(LLAMA, config_url="https://example.org/c.json"),
         ValueError,
         "config_url",
     ),
-    (model_file(LLAMA, sources=[]), ValueError, "'sources'"),
+    (
+        model_file(LLAMA, sources=[]),
+        ValueError,
+        r"\$\.sources: \[\] should be non-empty",
+    ),
     (model_file(LLAMA, sources=[{"url": "u"}]), ValueError, r"sources\[0\]"),
-    (model_file(LLAMA, sources=[{"what": 1, "url": "u"}]), TypeError, "what"),
+    (model_file(LLAMA, sources=[{"what": 1, "url": "u"}]), ValueError, "what"),
     (model_file(LLAMA, license="mit"), ValueError, "license"),
-    (model_file(LLAMA, revision=""), TypeError, "revision"),
-    (model_file([1, 2]), TypeError, "'config'"),
+    (model_file(LLAMA, revision=""), ValueError, "revision"),
+    (model_file([1, 2]), ValueError, r"\$\.config: \[1, 2\] is not of type"),
     (model_file({**LLAMA, "vocab_size": 128256}), ValueError, "vocab_size"),
     (model_file({**LLAMA, "hidden_size": 4095}), ValueError, "hidden_size"),
-    (model_file({**LLAMA, "hidden_size": True}), TypeError, "hidden_size"),
+    (model_file({**LLAMA, "hidden_size": True}), ValueError, "hidden_size"),
     (model_file(without(LLAMA, "hidden_size")), ValueError, "hidden_size"),
     (model_file({**LLAMA, "head_dim": 63}), ValueError, "even"),
     (model_file({**LLAMA, "rope_theta": -1.0}), ValueError, "rope_theta"),
-    (model_file({**LLAMA, "rope_theta": "1e4"}), TypeError, "rope_theta"),
+    (model_file({**LLAMA, "rope_theta": "1e4"}), ValueError, "rope_theta"),
     (model_file(without(LLAMA, "max_position_embeddings")), ValueError, "max_position"),
-    (model_file({**LLAMA, "partial_rotary_factor": 0.3}), ValueError, "partial_rotary"),
-    (model_file({**LLAMA, "rope_scaling": "llama3"}), TypeError, "rope_scaling"),
+    # transformers rotates int(head_dim * factor) features: int(128 * 1.5) = 192 > 128,
+    # int(64 * 0.3) = 19 is odd
+    (model_file({**LLAMA, "partial_rotary_factor": 1.5}), ValueError, "partial_rotary"),
+    (
+        model_file({**LLAMA, "head_dim": 64, "partial_rotary_factor": 0.3}),
+        ValueError,
+        "partial_rotary",
+    ),
+    (model_file({**LLAMA, "rope_scaling": "llama3"}), ValueError, "rope_scaling"),
     (
         model_file(
             {**LLAMA, "rope_scaling": {**LLAMA["rope_scaling"], "rope_type": "ntk"}}
@@ -375,9 +466,7 @@ BAD = [
         "rope_scaling.factor",
     ),
     (
-        model_file(
-            {**LLAMA, "rope_parameters": LLAMA["rope_scaling"], "rope_scaling": None}
-        ),
+        model_file({**LLAMA, "rope_parameters": LLAMA["rope_scaling"]}),
         ValueError,
         "both rope_parameters and rope_scaling",
     ),
@@ -400,9 +489,11 @@ def test_longrope_lists_are_checked_by_rope_scaling_naming_them():
     with pytest.raises(ValueError, match="rope_scaling.long_factor is missing"):
         preset_from_data("half", model_file(config))
     config["rope_scaling"]["long_factor"] = [1.0] * 3
-    preset = preset_from_data("short list", model_file(config))
-    with pytest.raises(ValueError, match="long_factor must be a list of dim/2 = 4"):
-        preset.compute()
+    with pytest.raises(
+        ValueError,
+        match="rope_scaling.long_factor: long_factor must be a list of dim/2",
+    ):
+        preset_from_data("short list", model_file(config))
 
 
 def test_load_presets_names_a_broken_file(tmp_path):
@@ -426,3 +517,21 @@ def test_the_golden_script_reads_the_phi3_files_the_same_way(presets):
     assert short_cases == [
         presets[name].arguments() for name in script.PUBLISHED_LONGROPE
     ]
+
+
+def test_every_stored_file_satisfies_the_schema_and_the_schema_refuses_others():
+    import jsonschema
+
+    from posenc.book.presets import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = sorted(MODEL_CONFIGS.glob("*.json"))
+    assert len(files) >= 10
+    for path in files:
+        validator.validate(json.loads(path.read_text(encoding="utf-8")))
+    # what transformers' config.json holds beyond RoPE is not a model file's business
+    assert not validator.is_valid(model_file({**LLAMA, "vocab_size": 128256}))
+    assert not validator.is_valid(model_file({**LLAMA, "head_dim": 0}))
+    assert validator.is_valid(model_file({**LLAMA, "head_dim": None}))

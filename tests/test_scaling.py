@@ -746,6 +746,12 @@ def test_longrope_attention_factor():
         "longrope", 8, factor=16.0, attention_factor=2, **longrope_options(8)
     )
     assert given == 2.0 and isinstance(given, float)
+    # a given attention factor holds at s = 1 too (s = 1 only picks the default, 1)
+    assert longrope_attention_factor(1.0, 4096, attention_factor=1.25) == 1.25
+    _, given_at_one = rope_scaling(
+        "longrope", 8, factor=1.0, attention_factor=1.25, **longrope_options(8)
+    )
+    assert given_at_one == 1.25
     with pytest.raises(ValueError, match="original_max_position"):
         longrope_attention_factor(2.0, 1)
     with pytest.raises(ValueError, match="attention_factor"):
@@ -915,15 +921,13 @@ def test_correction_range_can_return_low_above_high_and_the_ramp_then_reverses()
     # L = 4: pair 0 makes 4 / 2 pi < 1 turn, both raw bounds are negative, only low is raised to 0
     assert correction_dim(1.0, 64, 1e4, 4) < -1
     assert correction_range(64, original_max_position=4) == (0.0, -1.0)
-    np.testing.assert_array_equal(
-        ramp_pair_index(64, 0.0, -1.0), np.ones(32)
-    )  # every pair kept
+    # every pair kept
+    np.testing.assert_array_equal(ramp_pair_index(64, 0.0, -1.0), np.ones(32))
     # L = 1e11: the fast bound lies past dim - 1 = 63, only high is lowered to 63
     assert correction_dim(32.0, 64, 1e4, 10**11) > 63
     assert correction_range(64, original_max_position=10**11) == (69.0, 63.0)
-    np.testing.assert_array_equal(
-        ramp_pair_index(64, 69.0, 63.0), np.zeros(32)
-    )  # every pair interpolated
+    # every pair interpolated
+    np.testing.assert_array_equal(ramp_pair_index(64, 69.0, 63.0), np.zeros(32))
     # the same through rope_scaling and the independent loop
     for original, expected in (
         (4, rope_inv_freq(64)),

@@ -62,9 +62,8 @@ def test_shift_identity_over_thousands_of_positions_and_many_offsets():
     worst = 0.0
     for offset in offsets:
         shifted = encoding @ shift_matrix(int(offset), d_model).T  # row p is T PE(p)
-        target = sinusoidal_encoding_at(
-            positions + offset, d_model
-        )  # row p is PE(p + offset)
+        # row p is PE(p + offset)
+        target = sinusoidal_encoding_at(positions + offset, d_model)
         worst = max(worst, float(np.max(np.abs(shifted - target))))
     assert worst < 1e-9, worst
 

@@ -138,9 +138,8 @@ def test_additive_fusion_uses_the_base_it_is_given(base):
     embeddings = np.random.default_rng(8).normal(size=(7, 6))
     fused = add_sinusoidal_encoding(embeddings, base=base)
     np.testing.assert_array_equal(fused, embeddings + sinusoidal_encoding(7, 6, base))
-    assert (
-        np.max(np.abs(fused - add_sinusoidal_encoding(embeddings))) > 0.1
-    )  # not the default base's table
+    # not the default base's table
+    assert np.max(np.abs(fused - add_sinusoidal_encoding(embeddings))) > 0.1
 
 
 @pytest.mark.parametrize(

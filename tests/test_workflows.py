@@ -59,8 +59,7 @@ def test_ci_runs_on_an_x86_64_and_an_arm64_runner():
     assert job["runs-on"] == "${{ matrix.runner }}"
     runners = job["strategy"]["matrix"]["runner"]
     assert "ubuntu-24.04" in runners and "ubuntu-24.04-arm" in runners
-    assert (
-        job["strategy"]["fail-fast"] is False
-    )  # one family failing does not hide the other's result
+    # one family failing does not hide the other's result
+    assert job["strategy"]["fail-fast"] is False
     # one image for both, which exists for both architectures and where .ci/run can install Chromium
     assert job["container"].startswith("python:3.11-bookworm")

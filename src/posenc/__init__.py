@@ -12,6 +12,7 @@ from posenc.attention import (
     self_attention,
     softmax,
 )
+from posenc.config import RopeConfig, rope_from_config
 from posenc.rope import apply_rope, rope_inv_freq, rope_matrix, rotation_matrix
 from posenc.rotation import frequencies, wavelengths
 from posenc.scaling import rope_scaling
@@ -24,11 +25,13 @@ from posenc.sinusoidal import (
 )
 
 __all__ = [
+    "RopeConfig",
     "add_sinusoidal_encoding",
     "apply_rope",
     "causal_mask",
     "dot_product_by_offset",
     "frequencies",
+    "rope_from_config",
     "rope_inv_freq",
     "rope_matrix",
     "rope_scaling",

@@ -47,25 +47,49 @@ methods ``"ntk_by_parts"`` and ``"yarn"`` follow the reference, so that
 they agree with deployed models; ``"llama3"`` is exactly the paper's form
 with alpha = 1, beta = 4.
 
-Everything is numpy float64. Option names are those of ``transformers``'
-rope parameters, and every configuration that ``transformers`` accepts
-gives its result (``_compute_yarn_parameters``, ``_compute_llama3_parameters``
-and the ``_validate_*_rope_parameters`` checks in its
-``modeling_rope_utils.py``), even where its rule is surprising: a missing or
-zero ``mscale`` or ``mscale_all_dim`` falls back to 0.1 ln s + 1, a missing
-or zero ``beta_fast`` / ``beta_slow`` means 32 / 1, an ``attention_factor``
-overrides both mscales. A value that ``transformers``' validation flags as
-invalid (it logs a warning and computes anyway: factor < 1, beta_fast <
-beta_slow, a negative attention_factor, high_freq_factor <=
-low_freq_factor, a short_factor or long_factor that is not a list of
-dim/2 numbers) or that makes its code raise is a ValueError here, naming
-the argument. Exceptions, where posenc is stricter or looser on purpose:
-``truncate`` must be True or False, while ``transformers`` takes any value
-for its truth (None counts as False); LongRoPE's ``short_factor`` and
-``long_factor`` must hold finite numbers > 0 (``transformers`` takes 0, a
-negative number, NaN and True without a warning and computes an infinite,
-negative or NaN frequency), and may be a tuple or a 1-D numpy array as well
-as a list (``transformers`` warns about anything but a list).
+Everything is numpy float64.
+
+Compatibility with ``transformers`` (5.24: ``_compute_*_parameters`` and the
+``_validate_*_rope_parameters`` checks of ``modeling_rope_utils.py``), stated
+here once for every function of this module:
+
+* Option names are those of its rope parameters, and every configuration it
+  accepts gives its result, even where its rule is surprising.
+* ``beta_fast`` / ``beta_slow`` are read as ``value or default``: None or 0
+  mean 32 / 1. beta_fast may equal beta_slow (its validation flags only
+  beta_fast < beta_slow).
+* YaRN's attention factor, in its order: a given ``attention_factor`` as is
+  (both mscales are then ignored; 0 is allowed); else, if ``mscale`` and
+  ``mscale_all_dim`` are both given and non-zero (it tests ``mscale and
+  mscale_all_dim`` for truth; DeepSeek's convention), yarn_mscale(s, mscale) /
+  yarn_mscale(s, mscale_all_dim), where like its ``get_mscale`` an mscale may
+  be any finite number; else 0.1 ln s + 1.
+* LongRoPE's attention factor: a given ``attention_factor`` as is, at every s;
+  else sqrt(1 + ln s / ln L) for s > 1 and 1 for s = 1, the default of
+  ``_compute_longrope_parameters`` (its comment calls it the paper's
+  suggestion). For Phi-3, s = max_position_embeddings /
+  original_max_position_embeddings. It does not depend on the current
+  length; the long factors are used when seq_len > L, the short ones when
+  seq_len <= L or seq_len is not given (its rotary module passes the longest
+  position + 1).
+* Dynamic NTK is emozilla's code in the YaRN repository
+  (scaled_rope/LlamaDynamicScaledRotaryEmbedding.py), which it took over; it
+  reads L from the config field ``max_position_embeddings``.
+* Llama 3.1: a negative low_freq_factor divides every pair by s, as there.
+* A value its validation flags as invalid (it logs a warning and computes
+  anyway: factor < 1, beta_fast < beta_slow, a negative attention_factor,
+  high_freq_factor <= low_freq_factor, a short_factor or long_factor that is
+  not a list of dim/2 numbers) or that makes its code raise
+  (ZeroDivisionError: a low_freq_factor or high_freq_factor of 0, an
+  mscale_all_dim that zeroes the denominator, L = 1 for LongRoPE with s > 1;
+  NaN: high_freq_factor equal to low_freq_factor) is a ValueError here, naming
+  the argument.
+* Stricter or looser on purpose: ``truncate`` must be True or False (it takes
+  any value for its truth, None as False); LongRoPE's ``short_factor`` and
+  ``long_factor`` must hold finite numbers > 0 (it takes 0, a negative number,
+  NaN and True without a warning and computes an infinite, negative or NaN
+  frequency), and may be a tuple or a 1-D numpy array as well as a list (it
+  warns about anything but a list).
 """
 
 from __future__ import annotations
@@ -195,9 +219,7 @@ def correction_range(
     for L = 4 (pair 0 makes under one turn) and (69, 63) for L = 1e11
     (the fast bound lies past dim - 1); :func:`ramp_pair_index` says what
     the ramp then does. Returns floats (whole numbers when ``truncate``).
-
-    beta_fast equal to beta_slow is allowed, as ``transformers`` allows it
-    (its validation only flags beta_fast < beta_slow).
+    beta_fast < beta_slow is a ValueError; equal is allowed.
     """
     beta_fast = check_positive_float(beta_fast, "beta_fast")
     beta_slow = check_positive_float(beta_slow, "beta_slow")
@@ -305,15 +327,12 @@ def ntk_aware_base(base: float, dim: int, factor: float) -> float:
 
 
 def dynamic_scale(factor: float, original_max_position: int, seq_len: int) -> float:
-    """The scale transformers' dynamic NTK feeds into the NTK-aware base.
+    """The scale dynamic NTK feeds into the NTK-aware base.
 
     s_dyn = factor * l / L - (factor - 1), l = max(seq_len, L), with
-    L = original_max_position, which transformers reads from the config
-    field ``max_position_embeddings`` for this rope type. The formula is
-    emozilla's code in the YaRN repository
-    (scaled_rope/LlamaDynamicScaledRotaryEmbedding.py), which transformers
-    took over. It is 1 up to l = L and grows with slope factor / L after;
-    with factor = 1 it is the paper's dynamic s = max(1, l / L).
+    L = original_max_position. It is 1 up to l = L and grows with slope
+    factor / L after; with factor = 1 it is the paper's dynamic
+    s = max(1, l / L).
     """
     factor = check_factor(factor)
     original_max_position = check_positive_int(
@@ -329,9 +348,8 @@ def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
 
     YaRN paper: the recommended attention temperature for LLaMA,
     sqrt(1/t) = 0.1 ln s + 1 (``mscale`` = 1). It multiplies cos and sin,
-    so q.k logits scale by its square, 1/t. Like ``get_mscale`` in
-    ``transformers``' ``_compute_yarn_parameters``, ``mscale`` may be any
-    finite number (0 gives 1, a negative one a factor below 1).
+    so q.k logits scale by its square, 1/t. ``mscale`` may be any finite
+    number (0 gives 1, a negative one a factor below 1).
     """
     factor = check_positive_float(factor, "factor")
     mscale = check_real(mscale, "mscale")
@@ -347,22 +365,14 @@ def yarn_attention_factor(
     mscale_all_dim: float | None = None,
     attention_factor: float | None = None,
 ) -> float:
-    """The number YaRN multiplies cos and sin by, as transformers chooses it.
+    """The number YaRN multiplies cos and sin by (the module docstring says
+    why in this order).
 
-    Follows ``_compute_yarn_parameters`` in ``transformers``'
-    ``modeling_rope_utils.py``, in its order:
-
-    1. ``attention_factor`` if it is given (not None), as is, and
-       ``mscale`` and ``mscale_all_dim`` are then ignored. 0 is allowed;
-       a negative value is a ValueError (``transformers``' validation flags
-       it).
-    2. yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim) if both are
-       given and non-zero (DeepSeek's convention). Any finite values are
-       allowed; a denominator of exactly 0 is a ValueError naming
-       ``mscale_all_dim`` (``transformers`` raises ZeroDivisionError).
-    3. Otherwise yarn_mscale(s) = 0.1 ln s + 1: ``transformers`` tests
-       ``mscale and mscale_all_dim`` for truth, so when either is missing
-       or zero the other is ignored and this fallback is used.
+    1. ``attention_factor`` if given (not None; finite and >= 0), as is;
+    2. else yarn_mscale(s, mscale) / yarn_mscale(s, mscale_all_dim) if both
+       are given and non-zero (a denominator of exactly 0 is a ValueError
+       naming ``mscale_all_dim``);
+    3. else yarn_mscale(s) = 0.1 ln s + 1.
     """
     factor = check_factor(factor)
     if mscale is not None:
@@ -383,7 +393,7 @@ def yarn_attention_factor(
 
 
 def _check_attention_factor(value: object) -> float:
-    """A given attention_factor: finite and >= 0, as transformers wants."""
+    """A given attention_factor: finite and >= 0."""
     value = check_real(value, "attention_factor")
     if value < 0:
         raise ValueError(
@@ -394,10 +404,7 @@ def _check_attention_factor(value: object) -> float:
 
 
 def _beta(value: object, name: str, default: float) -> float:
-    """beta_fast or beta_slow as transformers reads it: ``value or default``.
-
-    None and 0 both mean the default (32 for beta_fast, 1 for beta_slow).
-    """
+    """beta_fast or beta_slow: ``value``, or ``default`` for None and 0."""
     if value is None:
         return default
     value = check_real(value, name)
@@ -409,22 +416,15 @@ def llama3_ramp(
 ) -> np.ndarray:
     """gamma of Llama 3.1's rule for turns r_i = L / lambda_i, shape of r.
 
-    Meta's rule, as ``transformers``' ``_compute_llama3_parameters`` runs
-    it: pairs with wavelength below L / high_freq_factor are kept
+    Meta's rule: pairs with wavelength below L / high_freq_factor are kept
     (gamma = 1), those above L / low_freq_factor are divided by s
     (gamma = 0), and those in between are mixed with
     (r - low_freq_factor) / (high_freq_factor - low_freq_factor): the
     paper's ramp :func:`ramp_rotations` with alpha = low_freq_factor,
     beta = high_freq_factor. A negative low_freq_factor puts L /
     low_freq_factor below every wavelength, so every pair is divided
-    (gamma = 0), as in ``transformers``.
-
-    ValueError, naming the argument: either factor 0 (``transformers``
-    divides L by it and raises ZeroDivisionError), or high_freq_factor <=
-    low_freq_factor. ``transformers``' validation flags the latter too;
-    at equality its smoothing divides by high_freq_factor -
-    low_freq_factor = 0, which gives NaN for a pair whose wavelength is
-    exactly L / low_freq_factor.
+    (gamma = 0). ValueError, naming the argument, for either factor 0 or
+    high_freq_factor <= low_freq_factor.
     """
     low = check_real(low_freq_factor, "low_freq_factor")
     high = check_real(high_freq_factor, "high_freq_factor")
@@ -490,18 +490,13 @@ def longrope_factors(value: object, name: str, dim: int) -> np.ndarray:
 def longrope_attention_factor(
     factor: float, original_max_position: int, attention_factor: float | None = None
 ) -> float:
-    """The number LongRoPE multiplies cos and sin by, as transformers chooses it.
+    """The number LongRoPE multiplies cos and sin by.
 
-    ``attention_factor`` if given (not None; finite and >= 0), as is.
-    Otherwise sqrt(1 + ln s / ln L) for s = ``factor`` > 1 and
-    L = ``original_max_position`` in positions, and 1 for s = 1: the default
-    of ``transformers``' ``_compute_longrope_parameters`` (its comment calls
-    it the paper's suggestion). For Phi-3, s is the target context over the
-    original one, max_position_embeddings / original_max_position_embeddings
-    (131072 / 4096 = 32 gives sqrt(1 + 5/12) = 1.1902). The factor does not
-    depend on the current length: short and long sequences share it. L = 1
-    with s > 1 divides by ln 1 = 0, a ValueError naming
-    ``original_max_position`` (``transformers`` raises ZeroDivisionError).
+    ``attention_factor`` if given (not None; finite and >= 0), as is, at
+    every s. Otherwise sqrt(1 + ln s / ln L) for s = ``factor`` > 1 and
+    L = ``original_max_position`` in positions, and 1 for s = 1 (Phi-3-mini-128k:
+    s = 131072 / 4096 = 32 gives sqrt(1 + 5/12) = 1.1902). L = 1 with s > 1
+    divides by ln 1 = 0: a ValueError naming ``original_max_position``.
     """
     factor = check_factor(factor)
     original_max_position = check_positive_int(
@@ -593,9 +588,8 @@ def compute_ntk_by_parts(
 
     h(theta_i) = (1 - gamma_i) theta_i / s + gamma_i theta_i with the
     reference ramp gamma, linear in the pair index between the bounds of
-    :func:`correction_range`, as ``transformers``'
-    ``_compute_yarn_parameters`` computes it; no attention factor.
-    beta_fast / beta_slow None or 0 mean 32 / 1, as there.
+    :func:`correction_range`; no attention factor. beta_fast / beta_slow
+    None or 0 mean 32 / 1.
     """
     low, high = correction_range(
         rope.dim,
@@ -621,9 +615,8 @@ def compute_yarn(
 ) -> tuple[np.ndarray, float]:
     """YaRN (Peng et al. 2023): NTK-by-parts frequencies and sqrt(1/t).
 
-    The paper's sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin, chosen
-    from the options as ``transformers``' ``_compute_yarn_parameters``
-    does (:func:`yarn_attention_factor`).
+    The paper's sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin, or the
+    factor the options choose (:func:`yarn_attention_factor`).
     """
     inv_freq, _ = compute_ntk_by_parts(
         rope, beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate
@@ -643,8 +636,7 @@ def compute_llama3(
 
     The YaRN paper's NTK-by-parts with the paper's ramp, linear in the
     turns r_i = L / lambda_i, alpha = low_freq_factor and
-    beta = high_freq_factor (:func:`llama3_ramp`), as ``transformers``'
-    ``_compute_llama3_parameters`` computes it.
+    beta = high_freq_factor (:func:`llama3_ramp`).
     """
     turns = rotations_per_pair(rope.dim, rope.base, rope.original_max_position)
     gamma = llama3_ramp(turns, low_freq_factor, high_freq_factor)
@@ -658,14 +650,12 @@ def compute_longrope(
     long_factor: object,
     attention_factor: float | None,
 ) -> tuple[np.ndarray, float]:
-    """LongRoPE (Ding et al. 2024) as Phi-3 and ``transformers`` run it.
+    """LongRoPE (Ding et al. 2024) as Phi-3 runs it.
 
     theta'_i = theta_i / lambda_i, one searched factor lambda_i per pair
     (:func:`longrope_factors`): ``long_factor`` when seq_len > L =
     original_max_position, ``short_factor`` when seq_len <= L or seq_len is
-    not given (as ``transformers``' ``_compute_longrope_parameters``, which
-    its rotary module calls with the longest position + 1). Both lists are
-    checked whichever is used. The attention factor is
+    not given. Both lists are checked whichever is used. The attention factor is
     :func:`longrope_attention_factor` of s = ``rope.factor``: pass the
     target context over L as the factor (Phi-3's max_position_embeddings /
     original_max_position_embeddings). Equal factors lambda_i = s are
@@ -839,12 +829,8 @@ def rope_scaling(
     sin (q.k logits scale by its square) and is 1.0 for every method but
     ``"yarn"`` and ``"longrope"``. Pass both to :func:`posenc.apply_rope`.
 
-    Options are read as ``transformers`` reads them (see the module
-    docstring): beta_fast / beta_slow None or 0 mean 32 / 1, and beta_fast
-    may equal beta_slow (:func:`correction_range`); for the attention
-    factor see :func:`yarn_attention_factor` and
-    :func:`longrope_attention_factor`, for Llama 3.1 see
-    :func:`llama3_ramp`, for LongRoPE's lists :func:`longrope_factors`.
+    Options are read as ``transformers`` reads them (the module docstring
+    states how, once).
 
     Checks the arguments once (:func:`_check_arguments`), looks the
     method up in :data:`SCALING_METHODS` and calls its function.

@@ -71,7 +71,7 @@ def _expected_yarn_mean() -> float:
 
     from posenc.experiments import context_extension as ce
 
-    with open(ce.DEFAULT_DIR / ce.SUMMARY_FILE, encoding="utf-8") as file:
+    with open(ROOT / ce.DEFAULT_DIR / ce.SUMMARY_FILE, encoding="utf-8") as file:
         values = [
             float(row["accuracy"])
             for row in csv.DictReader(file)

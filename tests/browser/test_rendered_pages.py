@@ -162,7 +162,9 @@ def test_page_reads_like_a_book(page_path, server, browser):
             route.abort()
 
     page.route("**/*", only_the_build)
-    page.goto(server + page_path, wait_until="load")
+    # A page with an explorer loaded in about 9 s on a quiet 2-core machine and in over 30 s
+    # (playwright's default limit) while other jobs shared it: the limit is for hangs, not speed.
+    page.goto(server + page_path, wait_until="load", timeout=120_000)
 
     has_mathjax = page.evaluate(
         "() => Boolean(window.MathJax && window.MathJax.startup)"

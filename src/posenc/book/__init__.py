@@ -2,10 +2,12 @@
 
 ``naive`` and ``criteria`` (chapter 1), ``linear_maps`` (chapter 3's primer), ``precision``
 (the performance appendix; imports torch), ``notebook`` (the set-up call every chapter's
-first cell makes), ``plotting`` (the figure style; imports matplotlib) and ``presets``
-(published models' RoPE settings, chapter 5). They may import
-the core (``posenc``); the core never imports them (ARCHITECTURE.md). Importing this package
-imports neither torch nor matplotlib.
+first cell makes), ``plotting`` (the figure style; imports matplotlib), ``presets``
+(published models' RoPE settings, chapter 5; its files are package data),
+``explorer_grids`` (the numbers the explorers draw) and ``explorers`` (the explorers'
+Vega-Lite specifications; imports altair). They may import the core (``posenc``); the core
+never imports them (ARCHITECTURE.md). Importing this package imports neither torch nor
+matplotlib.
 """
 
 from posenc.book.notebook import set_print_options, setup_notebook

@@ -332,29 +332,29 @@ def scaling_grid(
 def experiment_grid(results_by_seed: dict[int, dict], bin_width: int = 64) -> dict:
     """Chapter 6's passkey accuracies of the base model, per seed and across seeds.
 
-    ``results_by_seed``: :func:`posenc.experiments.context_extension.read_all_results`.
+    ``results_by_seed``: :func:`posenc.experiments.analysis.read_all_results`.
     Returns ``"by_length"``: accuracy over all needles for every method, length and seed
     (``seed`` a number, ``statistic`` "seed"), plus, over the seeds, the mean, lowest and
     highest (``statistic`` "mean" with ``low``, ``high``); ``"by_distance"``: the same per
     distance bin of ``bin_width`` tokens at every length (``distance`` the middle of the bin,
-    :func:`posenc.experiments.context_extension.accuracy_by_distance`). Base model only,
+    :func:`posenc.experiments.analysis.accuracy_by_distance`). Base model only,
     each method at its tuning factor, as the chapter's main figures.
     """
-    from posenc.experiments import context_extension as ce
+    from posenc.experiments import analysis
 
     bin_width = check_even_positive_int(bin_width, "bin_width")
     if not results_by_seed:
         raise ValueError("results_by_seed must hold at least one seed")
     by_length, by_distance = [], []
-    per_cell: dict[tuple, list[float]] = {}
+    per_setting: dict[tuple, list[float]] = {}
     per_bin: dict[tuple, list[float]] = {}
     for seed in sorted(results_by_seed):
         results = results_by_seed[seed]
-        for cell in results["cells"]:
-            if cell["model"] != "base":
+        for setting in analysis.settings_of(results):
+            if setting["model"] != "base":
                 continue
-            method, length = cell["method"], cell["length"]
-            accuracy = float(ce.cell_correct(cell).mean())
+            method, length = setting["method"], setting["length"]
+            accuracy = float(analysis.setting_correct(setting).mean())
             by_length.append(
                 {
                     "method": method,
@@ -364,9 +364,9 @@ def experiment_grid(results_by_seed: dict[int, dict], bin_width: int = 64) -> di
                     "accuracy": rounded(accuracy),
                 }
             )
-            per_cell.setdefault((method, length), []).append(accuracy)
-            starts, counts, accuracies = ce.accuracy_by_distance(
-                results, cell, bin_width
+            per_setting.setdefault((method, length), []).append(accuracy)
+            starts, counts, accuracies = analysis.accuracy_by_distance(
+                results, setting, bin_width
             )
             for start, count, value in zip(starts, counts, accuracies):
                 if count == 0:
@@ -384,7 +384,7 @@ def experiment_grid(results_by_seed: dict[int, dict], bin_width: int = 64) -> di
                 )
                 per_bin.setdefault((method, length, distance), []).append(float(value))
     seeds = len(results_by_seed)
-    for (method, length), values in per_cell.items():
+    for (method, length), values in per_setting.items():
         if len(values) == seeds:
             by_length.append(_spread({"method": method, "length": length}, values))
     for (method, length, distance), values in per_bin.items():

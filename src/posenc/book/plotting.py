@@ -1,6 +1,7 @@
 """The book's one figure style and the few plot helpers more than one chapter uses.
 
-Imported by name (``from posenc import plotting``); ``import posenc`` does not import matplotlib.
+Imported by name (``from posenc.book import plotting``); ``import posenc`` does not import
+matplotlib.
 """
 
 from __future__ import annotations
@@ -158,9 +159,8 @@ def draw_plane_map(
             arrowprops=dict(arrowstyle="-|>", color=color, lw=2),
             zorder=3,
         )
-        shown = (
-            np.round(end, 10) + 0.0
-        )  # no rounding noise such as cos(90°) = 6e-17 in the label
+        # no rounding noise such as cos(90°) = 6e-17 in the label
+        shown = np.round(end, 10) + 0.0
         # The labels sit in the upper left corner, one line each, so that they never
         # overlap an arrow or leave a small panel, whatever the matrix.
         ax.text(

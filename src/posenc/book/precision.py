@@ -5,7 +5,7 @@ rotated vector in some floating-point type. This module replays those steps
 in a torch dtype of your choice and measures the result against exact
 arithmetic (mpmath, 30 significant digits), so the book can show where each
 dtype breaks down as the position m grows. Import by name:
-``from posenc import precision``.
+``from posenc.book import precision``.
 
 Dtypes are given by name: ``"float64"``, ``"float32"``, ``"bfloat16"``,
 ``"float16"``.

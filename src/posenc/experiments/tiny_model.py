@@ -12,54 +12,19 @@ produces those two arguments for a given sequence length.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from posenc._validation import (
-    as_int_array,
-    check_even_positive_int,
-    check_positive_float,
-    check_positive_int,
-)
+from posenc._validation import as_int_array
+from posenc.experiments.config import ModelConfig
 from posenc.scaling import METHODS, SCALING_METHODS, rope_scaling
 from posenc.torch_rope import RotaryEmbedding, Tables
 
 LAYOUT = "half"  # pairs (x[i], x[i + dim/2]), as GPT-NeoX and Hugging Face LLaMA
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """Sizes of the model. ``head_dim = d_model / num_heads`` must be even (RoPE pairs)."""
-
-    vocab_size: int = 136
-    d_model: int = 64
-    num_heads: int = 4
-    num_layers: int = 2
-    mlp_ratio: int = 4
-    rope_base: float = 500.0
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "mlp_ratio"):
-            check_positive_int(getattr(self, name), name)
-        check_positive_float(self.rope_base, "rope_base")
-        if self.d_model % self.num_heads:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
-            )
-        check_even_positive_int(
-            self.d_model // self.num_heads, "head_dim (d_model / num_heads)"
-        )
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.num_heads
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,148 @@
+"""Chapter 6's explorer: the experiment's accuracies per method and seed."""
+
+from __future__ import annotations
+
+import altair as alt
+
+from posenc.book.explorers.vega import Datasets, menu, styled
+from posenc.book.plotting import PALETTE
+
+#: matplotlib line styles and markers as Vega dash patterns and point shapes.
+_DASH_OF = {"-": [1, 0], "--": [6, 3], "-.": [6, 2, 1, 2], ":": [1, 2]}
+_SHAPE_OF = {
+    "o": "circle",
+    "s": "square",
+    "D": "diamond",
+    "^": "triangle-up",
+    "v": "triangle-down",
+    "x": "cross",
+}
+
+
+def experiment_explorer(
+    results_by_seed: dict[int, dict],
+    *,
+    bin_width: int = 64,
+    train_length: int,
+    styles: dict[str, tuple[str, str, str]] | None = None,
+) -> alt.VConcatChart:
+    """Toggle methods; see accuracy against length and against distance, per seed or as a band.
+
+    Data: :func:`posenc.book.explorer_grids.experiment_grid`. Click a method in the legend to
+    show or hide it (shift-click for several); "seeds" draws each seed's curve, "mean and
+    spread" the mean with a band from the lowest to the highest seed. ``train_length``: L,
+    for the length axis and the distance panel's menu (2L, 4L, 8L). ``styles``: method ->
+    (colour, matplotlib marker, matplotlib line style), so the explorer draws each method as
+    the chapter's figures do (default: the book's palette in method order).
+    """
+    from posenc.book.explorer_grids import experiment_grid
+
+    tables = experiment_grid(results_by_seed, bin_width)
+    data = Datasets()
+    methods = sorted({row["method"] for row in tables["by_length"]})
+    view = menu("view", "show ", ["seeds", "mean and spread"], "mean and spread", True)
+    lengths = [train_length * k for k in (2, 4, 8)]
+    length = alt.param(
+        name="length",
+        value=lengths[-1],
+        bind=alt.binding_radio(
+            options=lengths,
+            labels=[f"{k}L" for k in (2, 4, 8)],
+            name="distance panel at ",
+        ),
+    )
+    picked = alt.selection_point(name="picked", fields=["method"], bind="legend")
+    if styles is None:
+        styles = {
+            m: (PALETTE[k % len(PALETTE)], "o", "-") for k, m in enumerate(methods)
+        }
+    missing = sorted(set(methods) - set(styles))
+    if missing:
+        raise ValueError(f"styles must give every method a style, missing {missing}")
+    colour = alt.Color(
+        "method:N",
+        scale=alt.Scale(domain=methods, range=[styles[m][0] for m in methods]),
+        title="method (click to pick)",
+        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=2.5),
+    )
+    dash = alt.StrokeDash(
+        "method:N",
+        scale=alt.Scale(
+            domain=methods, range=[_DASH_OF.get(styles[m][2], [1, 0]) for m in methods]
+        ),
+        legend=None,
+    )
+    shape = alt.Shape(
+        "method:N",
+        scale=alt.Scale(
+            domain=methods,
+            range=[_SHAPE_OF.get(styles[m][1], "circle") for m in methods],
+        ),
+        legend=None,
+    )
+    shown = alt.condition(picked, alt.value(1.0), alt.value(0.06))
+
+    def panels(table, x, title, extra_filter="true"):
+        base = alt.Chart(table).transform_filter(extra_filter)
+        seeds = (
+            base.transform_filter("view == 'seeds' && datum.statistic == 'seed'")
+            .mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=14, filled=True))
+            .encode(
+                x=x,
+                y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
+                color=colour,
+                strokeDash=dash,
+                shape=shape,
+                detail="seed:N",
+                opacity=shown,
+            )
+        )
+        band = (
+            base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
+            .mark_area(opacity=0.18)
+            .encode(
+                x=x,
+                y="low:Q",
+                y2="high:Q",
+                color=colour,
+                opacity=alt.condition(picked, alt.value(0.18), alt.value(0.02)),
+            )
+        )
+        mean = (
+            base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
+            .mark_line(strokeWidth=2.2, point=alt.OverlayMarkDef(size=40, filled=True))
+            .encode(
+                x=x,
+                y=alt.Y("accuracy:Q", title="accuracy"),
+                color=colour,
+                strokeDash=dash,
+                shape=shape,
+                opacity=shown,
+            )
+        )
+        return (band + seeds + mean).properties(width=560, height=200, title=title)
+
+    by_length = panels(
+        data.table("by_length", tables["by_length"]),
+        alt.X(
+            "length:Q",
+            scale=alt.Scale(type="log", base=2),
+            title="length (tokens)",
+            axis=alt.Axis(values=[train_length * k for k in (1, 2, 4, 8)]),
+        ),
+        "Accuracy over all needles against the length",
+    ).add_params(picked)
+    by_distance = panels(
+        data.table("by_distance", tables["by_distance"]),
+        alt.X(
+            "distance:Q",
+            title=f"distance needle to query (tokens, bins of {bin_width})",
+        ),
+        "Accuracy against the distance, at the chosen length",
+        "datum.length == length",
+    )
+    chart = alt.vconcat(
+        by_length.properties(name="by_length"),
+        by_distance.properties(name="by_distance"),
+    ).add_params(view, length)
+    return styled(chart.properties(datasets=data))
