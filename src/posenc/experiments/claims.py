@@ -118,7 +118,7 @@ NTK_LEAVES = {4: 413.0, 5: 556.0, 6: 749.0}
 CLAIMS: tuple[Claim, ...] = (
     Claim(
         "none-below-floor",
-        "without scaling, far needles score below the no-matching floor",
+        "no scaling: far needles below the no-matching floor",
         "far needles",
         "4L, 8L",
         tuple(beats(Setting("floor", n), _base("none", n), FAR) for n in (4, 8)),
@@ -132,15 +132,14 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "none-below-local-model",
-        "without scaling, the models score below a model that finds every near needle "
-        "and guesses the far ones",
+        "no scaling: below finding near needles, guessing far ones",
         "all needles",
         "8L",
         (beats(Setting("local", 8), _base("none", 8)),),
     ),
     Claim(
         "good-beat-fading",
-        "PI, NTK-by-parts and YaRN each beat NTK-aware and dynamic scaling",
+        "PI, NTK-by-parts, YaRN each beat NTK-aware, dynamic",
         "far needles and all needles",
         "4L, 8L",
         tuple(
@@ -153,7 +152,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "fading-falls",
-        "NTK-aware and dynamic scaling fall from 2L to 4L and from 4L to 8L",
+        "NTK-aware and dynamic fall from 2L to 4L and to 8L",
         "all needles",
         "2L > 4L > 8L",
         tuple(
@@ -162,8 +161,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "fading-falls-more",
-        "NTK-aware and dynamic scaling lose more from 2L to 8L than PI, NTK-by-parts "
-        "and YaRN",
+        "NTK-aware, dynamic drop more from 2L to 8L than the rest",
         "all needles",
         "2L, 8L",
         tuple(
@@ -192,7 +190,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "pi-falls",
-        "Position Interpolation scores lower at 8L than at 2L and than at L",
+        "PI scores lower at 8L than at 2L and than at L",
         "all needles",
         "L, 2L, 8L",
         (
@@ -245,15 +243,14 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "yarn-same-as-by-parts",
-        "YaRN and NTK-by-parts do not differ (the temperature does nothing)",
+        "YaRN and NTK-by-parts do not differ",
         "far needles",
         "4L, 8L",
         tuple(same(_base("yarn", n), _base("ntk_by_parts", n), FAR) for n in (4, 8)),
     ),
     Claim(
         "ntk-collapse-beyond-pair-5",
-        "NTK-aware scaling at 8L finds needles at 413-556 tokens more often than at "
-        "556-749",
+        "NTK-aware at 8L: 413-556 tokens beat 556-749 tokens",
         "needles by distance",
         "8L",
         (
@@ -267,7 +264,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "by-parts-no-collapse",
-        "NTK-by-parts beats NTK-aware on needles beyond 749 tokens at 8L",
+        "NTK-by-parts beats NTK-aware on needles beyond 749 tokens",
         "needles by distance",
         "8L",
         (
@@ -280,8 +277,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "rechoose-s",
-        "a fine-tuned model run with s = length / L beats itself run with its tuning "
-        "factor (PI and YaRN at 8L, PI at L)",
+        "tuned model, s = length / L, beats itself at tuning s",
         "all needles",
         "L, 8L",
         (
@@ -291,8 +287,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "finetune-helps-none-and-pi",
-        "fine-tuning helps plain RoPE and Position Interpolation: each fine-tuned model "
-        "beats its own base model with the same method",
+        "fine-tuning helps plain RoPE and PI (tuned beats base)",
         "all needles",
         "4L",
         (
@@ -302,14 +297,14 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "finetune-helps-yarn",
-        "fine-tuning helps YaRN: the fine-tuned model beats its base model",
+        "fine-tuning helps YaRN (tuned beats base)",
         "all needles",
         "4L",
         (beats(_tuned("yarn", 4, 4), _base("yarn", 4)),),
     ),
     Claim(
         "none-does-not-catch-up",
-        "fine-tuned without scaling, plain RoPE stays below every scaled base model",
+        "plain RoPE, fine-tuned, below every scaled base model",
         "all needles",
         "4L",
         tuple(beats(_base(m, 4), _tuned("none", 4)) for m in SCALED),
@@ -323,7 +318,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "untuned-yarn-beats-tuned-pi",
-        "YaRN without fine-tuning beats Position Interpolation fine-tuned",
+        "YaRN without fine-tuning beats PI fine-tuned",
         "all needles",
         "4L",
         (beats(_base("yarn", 4), _tuned("linear", 4, 4)),),
@@ -346,8 +341,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "temperature-lowers-entropy-layer-2",
-        "YaRN's attention entropy is below NTK-by-parts' in layer 2 (layer 1: an "
-        "identity, not a measurement)",
+        "YaRN's entropy below NTK-by-parts' in layer 2",
         "entropy at the query rows, layer 2",
         "2L, 4L, 8L",
         tuple(
@@ -357,7 +351,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "by-parts-lowers-entropy",
-        "NTK-by-parts' attention entropy is below plain RoPE's",
+        "NTK-by-parts' attention entropy below plain RoPE's",
         "entropy at the query rows, layers 1 and 2",
         "2L, 4L, 8L",
         tuple(
