@@ -5,28 +5,19 @@ modules), every reading path by hand, and the errors naming the field.
 """
 
 import copy
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts_module import load_script
 
 import posenc
 from posenc import RopeConfig, rope_from_config, rope_inv_freq, rope_scaling
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "rope_config_transformers.npz"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "make_config_golden", ROOT / "scripts" / "make_config_golden.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +44,7 @@ def golden():
 
 def test_golden_file_is_the_scripts_case_list(golden):
     meta, _ = golden
-    assert meta["cases"] == load_script().cases()
+    assert meta["cases"] == load_script("make_config_golden").cases()
     assert meta["transformers"] == "5.24.0" and meta["torch"].startswith("2.13.0")
     names = {case["name"] for case in meta["cases"]}
     # every published model file, the partial rotary ones included
@@ -103,7 +94,7 @@ def test_golden_covers_the_paths(golden):
 def test_what_transformers_rejects_posenc_rejects_naming_the_field(golden):
     meta, _ = golden
     assert [row["name"] for row in meta["rejected"]] == [
-        row["name"] for row in load_script().rejected_cases()
+        row["name"] for row in load_script("make_config_golden").rejected_cases()
     ]
     for row in meta["rejected"]:
         assert row["transformers"].startswith(("raises", "warns")), row["name"]
@@ -113,7 +104,7 @@ def test_what_transformers_rejects_posenc_rejects_naming_the_field(golden):
 
 def test_live_against_installed_transformers():
     pytest.importorskip("transformers")
-    script = load_script()
+    script = load_script("make_config_golden")
     for case in script.cases():
         ref64, attention = script.transformers_values(case, float64=True)
         inv_freq, ours = rope_from_config(case["config"]).at_length(case["seq_len"])

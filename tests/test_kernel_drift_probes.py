@@ -1,22 +1,13 @@
 """scripts/measure_kernel_drift.py keys its probes to cell ids and fails loudly on a rename."""
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from scripts_module import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "measure_kernel_drift", ROOT / "scripts" / "measure_kernel_drift.py"
-    )
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
 
 
 def cells_of(path: str) -> list:
@@ -24,14 +15,14 @@ def cells_of(path: str) -> list:
 
 
 def test_every_probe_finds_its_cell_and_the_names_it_reads():
-    script = load_script()
+    script = load_script("measure_kernel_drift")
     assert set(script.NOTEBOOK_PROBES) == set(script.NOTEBOOKS)
     for path in script.NOTEBOOK_PROBES:
         script.check_probes(path, cells_of(path))
 
 
 def test_a_renamed_variable_or_a_missing_cell_is_an_error():
-    script = load_script()
+    script = load_script("measure_kernel_drift")
     path = "book/appendix_errata.ipynb"
     cell_id, description, _, code = script.NOTEBOOK_PROBES[path][1]
     read = sorted(script._read(code))

@@ -1,7 +1,6 @@
 """`make portability`: the torch marker, the notebook list, the kernel families it runs, and that
 torch in pytest and in the notebook kernels really runs with the requested threads and kernels."""
 
-import importlib.util
 import json
 import os
 import re
@@ -10,16 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from scripts_module import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def makefile_variable(name: str) -> list[str]:

@@ -1,13 +1,13 @@
 """posenc.book.presets: published models' RoPE, read from posenc/book/model_configs/."""
 
 import copy
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts_module import load_script
 
 from posenc import rope_inv_freq
 from posenc.book.presets import MODEL_CONFIGS, Preset, load_presets, preset_from_data
@@ -508,11 +508,7 @@ def test_load_presets_names_a_broken_file(tmp_path):
 
 def test_the_golden_script_reads_the_phi3_files_the_same_way(presets):
     """scripts/make_scaling_golden.py derives the Phi-3 cases itself; they are the presets'."""
-    spec = importlib.util.spec_from_file_location(
-        "make_scaling_golden", ROOT / "scripts" / "make_scaling_golden.py"
-    )
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("make_scaling_golden")
     short_cases = [c for c in script.published_longrope() if "seq_len" not in c]
     assert short_cases == [
         presets[name].arguments() for name in script.PUBLISHED_LONGROPE

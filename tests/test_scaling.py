@@ -1,6 +1,5 @@
 """posenc.scaling against transformers' golden values, independent loops with math, and properties."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -9,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scripts_module import load_script
 
 from posenc import apply_rope, rope_inv_freq, rope_scaling, wavelengths
 from posenc.scaling import (
@@ -32,15 +32,6 @@ from posenc.scaling import (
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "rope_scaling_transformers.npz"
-
-
-def load_golden_script():
-    spec = importlib.util.spec_from_file_location(
-        "make_scaling_golden", ROOT / "scripts" / "make_scaling_golden.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def longrope_options(dim: int) -> dict:
@@ -86,7 +77,7 @@ def golden():
 
 def test_golden_file_is_the_scripts_grid(golden):
     meta, rows = golden
-    assert meta["cases"] == load_golden_script().cases()
+    assert meta["cases"] == load_script("make_scaling_golden").cases()
     assert meta["transformers"] and meta["torch"].startswith("2.13.0")
     covered = {case["method"] for case, *_ in rows}
     assert covered == {"none", "linear", "dynamic", "yarn", "llama3", "longrope"}
@@ -121,7 +112,7 @@ def test_golden_file_is_the_scripts_grid(golden):
         (0.707, 1.0),
         (1.0, 1.0),
     } <= given
-    script = load_golden_script()
+    script = load_script("make_scaling_golden")
     assert (
         all(dict(case) in meta["cases"] for case in script.PUBLISHED)
         and len(script.PUBLISHED) >= 4
@@ -138,7 +129,7 @@ def test_golden_file_is_the_scripts_grid(golden):
 def test_published_configurations_give_transformers_values(golden):
     """DeepSeek-V3/V2, gpt-oss, Qwen2.5 with YaRN and Llama 3.1, to 1e-12 of transformers in float64."""
     _, rows = golden
-    published = load_golden_script().PUBLISHED
+    published = load_script("make_scaling_golden").PUBLISHED
     found = [
         (case, ref64, factor) for case, _, ref64, factor in rows if case in published
     ]
@@ -210,7 +201,7 @@ def test_agrees_with_transformers_float32_output_to_2e_6(golden):
 
 def test_live_against_installed_transformers():
     pytest.importorskip("transformers")
-    script = load_golden_script()
+    script = load_script("make_scaling_golden")
     every_option_set = [
         case
         for case in script.cases()
@@ -629,7 +620,7 @@ def test_golden_longrope_cases_cover_the_switch_and_the_attention_factor(golden)
 def test_phi3_models_give_transformers_values(golden):
     """Phi-3-mini-128k and Phi-3.5-mini as their config.json reaches transformers (no factor)."""
     _, rows = golden
-    published = load_golden_script().published_longrope()
+    published = load_script("make_scaling_golden").published_longrope()
     found = [(case, ref64, f) for case, _, ref64, f in rows if case in published]
     assert len(found) == len(published) == 4
     for case, ref64, attention_factor in found:
@@ -646,7 +637,7 @@ def test_phi3_models_give_transformers_values(golden):
 
 
 def longrope_lists(dim, factor):
-    return load_golden_script().longrope_lists(dim, factor)
+    return load_script("make_scaling_golden").longrope_lists(dim, factor)
 
 
 def longrope_by_loop(dim, base, factors):
