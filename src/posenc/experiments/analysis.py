@@ -187,29 +187,43 @@ def accuracy_by_distance(
         )
 
 
-def baseline_accuracy(results: dict, length: int) -> dict[str, dict[str, float]]:
-    """Every strategy of :mod:`posenc.experiments.baselines` on the evaluation sequences of
-    ``results`` at ``length``: ``{strategy: {"all": accuracy, "beyond": on needles beyond the
-    trained distances}}`` (expected accuracies, averaged over the answers)."""
+def baseline_scores(
+    results: dict, length: int, names: tuple[str, ...] | None = None
+) -> dict[str, np.ndarray]:
+    """``{strategy: expected accuracy per answer}`` (answer order, as ``correct``) of the
+    strategies ``names`` (default all) of :mod:`posenc.experiments.baselines` on the
+    evaluation sequences of ``results`` at ``length``."""
     train_config, eval_config = configs_of(results)
     batches = [
         eval_batch(train_config.task, eval_config, length, chunk)
         for chunk in results["chunks"]
     ]
-    beyond = (
-        np.concatenate([batch.distances.reshape(-1) for batch in batches])
-        > trained_distances(train_config)[1]
-    )
-    table = {}
-    for name, strategy in baselines.STRATEGIES.items():
-        scores = np.concatenate(
-            [strategy(batch, train_config.task).reshape(-1) for batch in batches]
+    return {
+        name: np.concatenate(
+            [
+                baselines.STRATEGIES[name](batch, train_config.task).reshape(-1)
+                for batch in batches
+            ]
         )
-        table[name] = {
+        for name in (baselines.STRATEGIES if names is None else names)
+    }
+
+
+def baseline_accuracy(results: dict, length: int) -> dict[str, dict[str, float]]:
+    """Every strategy of :mod:`posenc.experiments.baselines` on the evaluation sequences of
+    ``results`` at ``length``: ``{strategy: {"all": accuracy, "beyond": on needles beyond the
+    trained distances}}`` (expected accuracies, averaged over the answers)."""
+    beyond = (
+        setting_distances(results, length)
+        > trained_distances(configs_of(results)[0])[1]
+    )
+    return {
+        name: {
             "all": float(scores.mean()),
             "beyond": float(scores[beyond].mean()) if beyond.any() else float("nan"),
         }
-    return table
+        for name, scores in baseline_scores(results, length).items()
+    }
 
 
 # ------------------------------------------------------------------ one seed, several seeds

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from posenc.experiments import baselines
 from posenc.experiments import context_extension as ce
+from posenc.experiments.analysis import baseline_scores
 from posenc.experiments.inference import (
     EQUIVALENCE_MARGIN,
     Sample,
@@ -400,18 +400,9 @@ class Evidence:
     def floor(self, length: int) -> np.ndarray:
         """Per-answer expected accuracy of the no-matching guess, in answer order."""
         if ("floor", length) not in self._shared:
-            strategy = baselines.STRATEGIES[FLOOR]
-            self._shared["floor", length] = np.concatenate(
-                [
-                    strategy(
-                        ce.eval_batch(
-                            self.config.task, self.eval_config, length, chunk
-                        ),
-                        self.config.task,
-                    ).reshape(-1)
-                    for chunk in self.results["chunks"]
-                ]
-            )
+            self._shared["floor", length] = baseline_scores(
+                self.results, length, (FLOOR,)
+            )[FLOOR]
         return self._shared["floor", length]
 
     def scores(self, setting: Setting, answers: Answers) -> tuple[np.ndarray, ...]:
