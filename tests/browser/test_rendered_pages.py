@@ -10,7 +10,11 @@ _build/screenshots/phone/ (390 px wide, the first three screens).
 the share of the page that is visible code, its length in screens, how large each
 figure is drawn against the size it was designed for, its alt text, tooling words and
 stray punctuation in the text, a figure on a chapter's first screen, and the page's
-width on a phone. The numbers go to _build/page-metrics/<page>.json.
+width on a phone. The numbers go to _build/page-metrics/<page>.json. Issue 21 adds: a
+chapter page (01_ to 05e_) is at most 14 screens, chapters 1-4 with their section pages at
+most 55 together (`test_chapters_one_to_four_read_like_a_book`, which loads those pages in
+place of the per-page test), a chapter names the study notes at most 3 times in the text a
+reader sees, and no two toggles of a page share a label or wear a generic one.
 
 Chromium comes from the Debian packages `chromium` and `chromium-driver`
 (/usr/bin/chromium); no browser is ever downloaded. Without it the tests skip.
@@ -121,9 +125,57 @@ def test_index_redirects_to_the_preface():
     assert (HTML / "book" / "intro.html").is_file()
 
 
-@pytest.mark.parametrize("page_path", [p for p in pages() if p != "index.html"])
+def chapters_one_to_four(edition: str) -> list[str]:
+    """Chapters 1-4 and their section pages (01_ to 04a_) of one edition ("" or "zh/")."""
+    return [
+        p
+        for p in pages()
+        if p.startswith(edition + "book/")
+        and Path(p).name[:2] in ("01", "02", "03", "04")
+    ]
+
+
+EDITIONS = {"English": "", "Chinese": "zh/"}
+
+
+@pytest.mark.parametrize(
+    "page_path",
+    [
+        p
+        for p in pages()
+        if p != "index.html"
+        and p not in sum(map(chapters_one_to_four, EDITIONS.values()), [])
+    ],
+)
 def test_page_reads_like_a_book(page_path, server, browser):
     """One load per page: it renders cleanly, and it reads like a book (reading_problems)."""
+    problems, _ = page_problems(page_path, server, browser)
+    assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_chapters_one_to_four_read_like_a_book(edition, server, browser):
+    """Each of chapters 1-4 and their section pages passes what every page must, and together
+    they are at most MAX_SCREENS_CHAPTERS_1_TO_4 screens long (issue 21: about 80 before)."""
+    paths = chapters_one_to_four(EDITIONS[edition])
+    assert len(paths) >= 5, f"chapters 1-4 of the {edition} edition: found only {paths}"
+    problems, screens = [], {}
+    for page_path in paths:
+        found, metrics = page_problems(page_path, server, browser)
+        problems += [f"{page_path}: {problem}" for problem in found]
+        screens[page_path] = metrics["screens"]
+    total = sum(screens.values())
+    if total > MAX_SCREENS_CHAPTERS_1_TO_4:
+        problems.append(
+            f"chapters 1-4 are {total:.1f} screens together (at most "
+            f"{MAX_SCREENS_CHAPTERS_1_TO_4}): "
+            + ", ".join(f"{Path(p).stem} {s:.1f}" for p, s in screens.items())
+        )
+    assert not problems, "\n  ".join(problems)
+
+
+def page_problems(page_path: str, server: str, browser) -> tuple[list[str], dict]:
+    """Load ``page_path`` once: everything wrong with it, and its measurements."""
     context = browser.new_context(
         viewport={"width": 1280, "height": 900}, service_workers="block"
     )
@@ -257,7 +309,8 @@ def test_page_reads_like_a_book(page_path, server, browser):
         type="jpeg",
         quality=85,
     )
-    problems += reading_problems(page, page_path)
+    found, metrics = reading_problems(page, page_path)
+    problems += found
     for name in page.evaluate(
         "() => [...document.querySelectorAll('div.posenc-explorer')]"
         ".map(e => e.id.replace(/^explorer-/, ''))"
@@ -266,7 +319,7 @@ def test_page_reads_like_a_book(page_path, server, browser):
     if outside:
         problems.append(f"requests outside the build: {outside[:3]}")
     context.close()
-    assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
+    return problems, metrics
 
 
 # What a page may be (issue 14; ARCHITECTURE.md, "Pages"). Measured with every toggle closed.
@@ -274,6 +327,21 @@ SCREEN = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 MAX_CODE_SHARE = 0.15
 MAX_SCREENS = 20
+# Issue 21: a chapter's page (and each of its section pages) at most 14 screens, chapters 1-4
+# together at most 55, and the notes named at most 3 times on a chapter page.
+MAX_SCREENS_CHAPTER = 14
+MAX_SCREENS_CHAPTERS_1_TO_4 = 55
+MAX_NOTE_MENTIONS = 3
+# Toggle labels that do not say what the toggle holds (both editions' words for them).
+GENERIC_TOGGLES = (
+    "Checked in code",
+    "Show code cell source",
+    "Show code cell content",
+    "Show code cell output",
+    "Show the code",
+    "代码中的检验",
+    "查看代码",
+)
 MIN_IMAGE_SCALE = 0.9
 TOOLING_WORDS = ("NBVAL", "noqa", "glue(")
 METRICS = ROOT / "_build" / "page-metrics"
@@ -355,8 +423,17 @@ MEASURE = r"""() => {
         if (el.children.length || !shown(el)) continue;
         for (const word of %(words)s) if (el.textContent.includes(word)) tooling.push(el.textContent.trim().slice(0, 80));
     }
+    // What each toggle says on its closed face: hidden cells (myst-nb) and dropdown
+    // admonitions (solutions, errata).
+    const toggles = [...main.querySelectorAll(
+        'details.hide > summary .collapsed, div.dropdown.admonition > .admonition-title')]
+        .map(el => el.textContent.replace(/\s+/g, ' ').trim());
+    // The study notes named in the text a reader sees (closed toggles are not rendered, so
+    // innerText leaves them out): "note 002", "notes 002 and 003" (one mention), "笔记 002".
+    const article = document.querySelector('article') || main;
+    const notes = article.innerText.match(/\bnotes?\s+00[023]\b|笔记\s*00[023]/gi) || [];
     return {height, screens: height / window.innerHeight, code, code_share: code / height, images,
-            tooling, stray};
+            tooling, stray, toggles, notes};
 }""".replace("%(words)s", json.dumps(list(TOOLING_WORDS)))
 
 
@@ -364,7 +441,7 @@ def _is_chapter(page_path: str) -> bool:
     return Path(page_path).name[:2].isdigit()
 
 
-def reading_problems(page, page_path: str) -> list[str]:
+def reading_problems(page, page_path: str) -> tuple[list[str], dict]:
     """What issue 14 asks of a page, measured on ``page`` (loaded at 1280 x 900, math
     typeset); leaves the page at phone width. Writes _build/page-metrics/<page>.json and the
     phone screenshot."""
@@ -410,8 +487,20 @@ def reading_problems(page, page_path: str) -> list[str]:
         problems.append(
             f"visible code is {wide['code_share']:.0%} of the page (at most {MAX_CODE_SHARE:.0%})"
         )
-    if wide["screens"] > MAX_SCREENS:
-        problems.append(f"{wide['screens']:.1f} screens long (at most {MAX_SCREENS})")
+    most = MAX_SCREENS_CHAPTER if _is_chapter(page_path) else MAX_SCREENS
+    if wide["screens"] > most:
+        problems.append(f"{wide['screens']:.1f} screens long (at most {most})")
+    if _is_chapter(page_path) and len(wide["notes"]) > MAX_NOTE_MENTIONS:
+        problems.append(
+            f"names the notes {len(wide['notes'])} times in its visible text (at most "
+            f"{MAX_NOTE_MENTIONS}): {wide['notes']}"
+        )
+    repeated = sorted({t for t in wide["toggles"] if wide["toggles"].count(t) > 1})
+    if repeated:
+        problems.append(f"toggles that share a label: {repeated}")
+    generic = sorted({t for t in wide["toggles"] if t in GENERIC_TOGGLES})
+    if generic:
+        problems.append(f"toggles whose label does not say what they hold: {generic}")
     for image in wide["images"]:
         if not image["alt"]:
             problems.append(f"image without alt text: {image['src']}")
@@ -436,4 +525,4 @@ def reading_problems(page, page_path: str) -> list[str]:
         problems.append(f"{wide_width} px wide on a {SCREEN['width']} px screen")
     if phone_width > PHONE["width"]:
         problems.append(f"{phone_width} px wide on a {PHONE['width']} px phone")
-    return problems
+    return problems, wide
