@@ -105,6 +105,7 @@ def test_machine_description_names_cpu_cores_and_torch():
     )
 
 
+@pytest.mark.kernel_independent
 def test_memory_traffic_charges_each_operator_its_tensors():
     x = torch.randn(4, 6, 8)
     size = x.numel() * 4

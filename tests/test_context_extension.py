@@ -465,6 +465,7 @@ def test_training_is_seeded_and_checkpoints_round_trip(tmp_path):
         torch.testing.assert_close(loaded(tokens), first.eval()(tokens), rtol=0, atol=0)
 
 
+@pytest.mark.kernel_independent
 def test_cli_parses_every_command():
     parser = ce.build_parser()
     args = parser.parse_args(
@@ -500,6 +501,7 @@ def test_cli_parses_every_command():
         assert "evaluate" in result.stdout and "train" in result.stdout
 
 
+@pytest.mark.kernel_independent
 def test_importing_the_experiments_package_does_not_import_torch():
     code = "import sys, posenc, posenc.experiments, posenc.experiments.passkey; print('torch' in sys.modules)"
     result = subprocess.run(

@@ -4,7 +4,9 @@ Run by `make browser` (part of `make test`) after the book is built. For each pa
 math is typeset (no raw TeX left, no MathJax error), every image has loaded, the
 browser logs no errors, and every internal link (and its #anchor) resolves. One
 full-page screenshot per page goes to _build/screenshots/ (1280 x 900) and one to
-_build/screenshots/phone/ (390 px wide, the first three screens).
+_build/screenshots/phone/ (390 px wide, the first three screens) when POSENC_SCREENSHOTS=1
+(`make screenshots`): they are for people to look at, and they took about a third of the
+test's time, so `make test` leaves them out.
 
 `test_page_reads_like_a_book` loads each page once, checks the above, and measures what a reader sees (ARCHITECTURE.md, "Pages"):
 the share of the page that is visible code, its length in screens, how large each
@@ -38,6 +40,7 @@ from tests.browser.explorer_checks import explorer_problems
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+TAKE_SCREENSHOTS = os.environ.get("POSENC_SCREENSHOTS") == "1"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
     "--headless",
@@ -299,16 +302,18 @@ def page_problems(page_path: str, server: str, browser) -> tuple[list[str], dict
         f"{page_path}: 88 columns of code do not fit the code box: {too_narrow[:3]}"
     )
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    # JPEG: a full page at 1280 px encodes in about half the time of a PNG, and reads as well.
-    page.screenshot(
-        path=str(
-            SCREENSHOTS / (page_path.replace("/", "_").removesuffix(".html") + ".jpg")
-        ),
-        full_page=True,
-        type="jpeg",
-        quality=85,
-    )
+    if TAKE_SCREENSHOTS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        # JPEG: a full page at 1280 px encodes in about half the time of a PNG.
+        page.screenshot(
+            path=str(
+                SCREENSHOTS
+                / (page_path.replace("/", "_").removesuffix(".html") + ".jpg")
+            ),
+            full_page=True,
+            type="jpeg",
+            quality=85,
+        )
     found, metrics = reading_problems(page, page_path)
     problems += found
     for name in page.evaluate(
@@ -443,8 +448,8 @@ def _is_chapter(page_path: str) -> bool:
 
 def reading_problems(page, page_path: str) -> tuple[list[str], dict]:
     """What issue 14 asks of a page, measured on ``page`` (loaded at 1280 x 900, math
-    typeset); leaves the page at phone width. Writes _build/page-metrics/<page>.json and the
-    phone screenshot."""
+    typeset); leaves the page at phone width. Writes _build/page-metrics/<page>.json (and,
+    with TAKE_SCREENSHOTS, the phone screenshot)."""
     page.evaluate(
         "() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))"
     )
@@ -457,23 +462,8 @@ def reading_problems(page, page_path: str) -> tuple[list[str], dict]:
     phone_width = page.evaluate(
         "() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
     )
-    (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
-    # The first three phone screens: where a phone's reader meets the page's idea and layout.
-    phone_height = page.evaluate("() => document.documentElement.scrollHeight")
-    page.screenshot(
-        path=str(
-            SCREENSHOTS
-            / "phone"
-            / (page_path.replace("/", "_").removesuffix(".html") + ".png")
-        ),
-        full_page=True,
-        clip={
-            "x": 0,
-            "y": 0,
-            "width": PHONE["width"],
-            "height": min(phone_height, 3 * PHONE["height"]),
-        },
-    )
+    if TAKE_SCREENSHOTS:
+        phone_screenshot(page, page_path)
 
     METRICS.mkdir(parents=True, exist_ok=True)
     (
@@ -526,3 +516,23 @@ def reading_problems(page, page_path: str) -> tuple[list[str], dict]:
     if phone_width > PHONE["width"]:
         problems.append(f"{phone_width} px wide on a {PHONE['width']} px phone")
     return problems, wide
+
+
+def phone_screenshot(page, page_path: str) -> None:
+    """The first three phone screens: where a phone's reader meets the page's idea and layout."""
+    (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
+    phone_height = page.evaluate("() => document.documentElement.scrollHeight")
+    page.screenshot(
+        path=str(
+            SCREENSHOTS
+            / "phone"
+            / (page_path.replace("/", "_").removesuffix(".html") + ".png")
+        ),
+        full_page=True,
+        clip={
+            "x": 0,
+            "y": 0,
+            "width": PHONE["width"],
+            "height": min(phone_height, 3 * PHONE["height"]),
+        },
+    )
