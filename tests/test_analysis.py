@@ -99,3 +99,19 @@ def test_find_setting_names_what_is_missing_or_ambiguous(committed):
         analysis.find_setting(results, "finetune_yarn", "yarn", 1024)
     with pytest.raises(KeyError, match="0 settings"):
         analysis.find_setting(results, "base", "llama3", 1024)
+
+
+def test_setting_key_names_the_stored_settings(committed):
+    """Every key setting_key builds for the plan is one across_seeds found in the results;
+    the base model at L is plain RoPE and dynamic is stored with factor 1."""
+    from posenc.experiments.config import setting_key
+
+    table = analysis.across_seeds(committed)
+    L = 128
+    assert setting_key("yarn", L, L) == ("base", "none", 1.0, L)
+    assert setting_key("yarn", 8 * L, L) == ("base", "yarn", 8.0, 8 * L)
+    assert setting_key("dynamic", 8 * L, L) == ("base", "dynamic", 1.0, 8 * L)
+    tuned = setting_key("linear", 8 * L, L, "finetune_linear", factor=4)
+    assert tuned == ("finetune_linear", "linear", 4.0, 8 * L)
+    for key in (setting_key("yarn", 8 * L, L), setting_key("ntk", 2 * L, L), tuned):
+        assert key in table, key

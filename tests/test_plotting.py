@@ -89,3 +89,19 @@ def test_animation_html_gives_the_frame_image_its_alt_text():
     assert html.count("alt=") == 1
     plain = plotting.animation_html(make_animation(), "described").data
     assert "alt=" not in plain
+
+
+def test_seed_lines_draws_each_seed_and_the_mean():
+    fig, ax = plt.subplots()
+    values = np.array([[0.1, 0.3], [0.5, 0.9], [0.2, 0.2]])  # 3 lengths, 2 seeds
+    plotting.seed_lines(ax, [1, 2, 4], values, "yarn", "YaRN")
+    *faint, mean = ax.get_lines()
+    assert len(faint) == 2 and [line.get_alpha() for line in faint] == [0.25, 0.25]
+    np.testing.assert_allclose(mean.get_ydata(), [0.2, 0.7, 0.2])
+    assert (
+        mean.get_label() == "YaRN"
+        and mean.get_color() == plotting.METHOD_STYLE["yarn"][0]
+    )
+    with pytest.raises(ValueError, match="values must have shape"):
+        plotting.seed_lines(ax, [1, 2], values, "yarn", "YaRN")
+    plt.close(fig)

@@ -48,6 +48,37 @@ BOOK_STYLE = {
 SMALLEST_FONT_POINTS = 9
 
 
+#: Chapter 6's methods: colour (Okabe-Ito), marker and line style, apart in greyscale too.
+METHOD_STYLE = {
+    "none": (PALETTE[6], "o", ":"),
+    "linear": (PALETTE[1], "v", "-"),
+    "ntk": (PALETTE[0], "s", "--"),
+    "dynamic": (PALETTE[3], "D", "-."),
+    "ntk_by_parts": (PALETTE[2], "^", "-"),
+    "yarn": (PALETTE[4], "x", "--"),
+}
+
+
+def seed_lines(
+    ax: mpl.axes.Axes, xs: list, values: np.ndarray, method: str, label: str
+) -> None:
+    """Every seed faintly and the mean over seeds bold, in ``method``'s style.
+
+    ``values``: (len(xs), seeds), one column per seed.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or values.shape[0] != len(xs):
+        raise ValueError(
+            f"values must have shape (len(xs), seeds) = ({len(xs)}, seeds), "
+            f"got {values.shape}"
+        )
+    color, marker, line = METHOD_STYLE[method]
+    ax.plot(xs, values, color=color, alpha=0.25, lw=1)
+    ax.plot(
+        xs, values.mean(axis=1), color=color, marker=marker, ls=line, lw=2, label=label
+    )
+
+
 def use_book_style() -> None:
     """Apply the shared style and ask the inline backend for PNG figures only."""
     mpl.rcParams.update(BOOK_STYLE)

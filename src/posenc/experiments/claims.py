@@ -78,12 +78,10 @@ class Evidence:
         )
 
     def key(self, setting: Setting) -> tuple[str, str, float, int]:
-        method, model = setting.method, setting.model
-        if model == "base" and setting.multiple == 1:
-            method = "none"
-        factor = setting.multiple if setting.factor is None else setting.factor
-        spec = ce.rope_spec(method, factor, self.train_length)
-        return model, method, spec.factor, setting.multiple * self.train_length
+        length = setting.multiple * self.train_length
+        return ce.setting_key(
+            setting.method, length, self.train_length, setting.model, setting.factor
+        )
 
     def distances(self, length: int) -> np.ndarray:
         if ("distances", length) not in self._shared:

@@ -215,6 +215,22 @@ def applied_factor(method: str, factor: float) -> float:
     return 1.0 if method in ("none", "dynamic") else float(factor)
 
 
+def setting_key(
+    method: str,
+    length: int,
+    train_length: int,
+    model: str = "base",
+    factor: float | None = None,
+) -> tuple[str, str, float, int]:
+    """``(model, method, factor, length)``, the key of one evaluated setting in the tables of
+    :func:`~posenc.experiments.analysis.across_seeds`. The base model at L runs plain RoPE;
+    s defaults to length / L, and :func:`applied_factor` gives the one stored."""
+    if model == "base" and length == train_length:
+        method = "none"
+    s = length // train_length if factor is None else factor
+    return model, method, applied_factor(method, s), length
+
+
 def eval_batch(
     task: PasskeyTask, eval_config: EvalConfig, length: int, chunk: int
 ) -> PasskeyBatch:

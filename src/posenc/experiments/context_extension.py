@@ -66,6 +66,7 @@ from posenc.experiments.config import (
     eval_batch,
     evaluation_plan,
     seed_dir,
+    setting_key,
 )
 from posenc.experiments.evaluation import (
     answer_entropy,
@@ -153,6 +154,7 @@ __all__ = [
     "run_setting",
     "save_checkpoint",
     "seed_dir",
+    "setting_key",
     "seeds_in",
     "setting_correct",
     "setting_distances",
