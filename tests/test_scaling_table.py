@@ -273,8 +273,8 @@ def test_the_reusable_checks_name_the_argument():
 
 
 def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling():
-    # chapter 5 is the chapter page and its section page
-    pages = ("05_yarn.ipynb", "05a_yarn_in_detail.ipynb")
+    # chapter 5 is the chapter page and its section pages on the methods
+    pages = ("05_yarn.ipynb", "05a_yarn_in_detail.ipynb", "05d_more_methods.ipynb")
     markdown = "\n".join(
         "".join(cell["source"])
         for page in pages
