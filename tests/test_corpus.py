@@ -213,3 +213,21 @@ def test_evaluation_windows_predict_every_token_once():
         corpus.evaluation_windows(tokens, 100, count=11)
     with pytest.raises(ValueError, match="length"):
         corpus.evaluation_windows(tokens, 0)
+
+
+def test_fixed_target_windows_score_the_same_tokens_at_every_length():
+    tokens = np.arange(2000, dtype=np.int64)
+    longest = corpus.fixed_target_windows(tokens, 512, 32, 512, count=5)
+    assert longest.tokens.shape == (5, 513) and longest.tokens[0, 0] == 0
+    for length in (32, 64, 128, 512):
+        windows = corpus.fixed_target_windows(tokens, length, 32, 512, count=5)
+        assert windows.tokens.shape == (5, length + 1)
+        np.testing.assert_array_equal(np.diff(windows.tokens, axis=1), 1)
+        np.testing.assert_array_equal(
+            windows.targets[:, -32:], longest.targets[:, -32:]
+        )
+    np.testing.assert_array_equal(longest.targets[:, -1], 512 + 32 * np.arange(5))
+    with pytest.raises(ValueError, match="scored"):
+        corpus.fixed_target_windows(tokens, 16, 32, 512, count=5)
+    with pytest.raises(ValueError, match="count"):
+        corpus.fixed_target_windows(tokens, 64, 32, 512, count=60)

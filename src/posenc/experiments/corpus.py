@@ -20,6 +20,12 @@ Acts, test Paul's letters, Romans to Philemon, validation Hebrews to Revelation.
 is in two parts, so the test text is unseen. Tokens are bytes: token = byte value, the
 vocabulary all 256 bytes (:data:`VOCAB_SIZE`; the normalised text uses 63), so nothing maps
 and bits per byte are the model's loss in bits.
+
+Windows: :class:`TextTask` draws seeded training windows from the train part;
+:func:`evaluation_windows` cuts a part into consecutive windows (the whole-window
+protocol: every position scored) and :func:`fixed_target_windows` gives windows of any
+length that end on the same tokens (the fixed-target protocol: the same last tokens
+scored behind a growing prefix).
 """
 
 from __future__ import annotations
@@ -263,3 +269,29 @@ def evaluation_windows(
             raise ValueError(f"count must be at most {total} windows, got {count}")
         chosen = chosen[:: total // count][:count]
     return TextBatch(tokens[chosen[:, None] * length + np.arange(length + 1)])
+
+
+def fixed_target_windows(
+    tokens: np.ndarray, length: int, scored: int, max_length: int, count: int
+) -> TextBatch:
+    """Windows of ``length`` + 1 tokens that end where windows of ``max_length`` + 1 end.
+
+    Window k ends at token e_k = ``max_length`` + k * ``scored`` (k = 0 .. count-1), so
+    its last ``scored`` targets, tokens e_k - scored + 1 .. e_k, are the same for every
+    ``length`` <= ``max_length``: the fixed-target protocol scores them while the prefix
+    grows. Needs ``scored`` <= ``length``.
+    """
+    for name, value in (("scored", scored), ("max_length", max_length)):
+        check_positive_int(value, name)
+    check_positive_int(count, "count")
+    _check_length(tokens, length)
+    if not scored <= length <= max_length:
+        raise ValueError(
+            f"need scored ({scored}) <= length ({length}) <= max_length ({max_length})"
+        )
+    ends = max_length + scored * np.arange(count)
+    if ends[-1] >= len(tokens):
+        raise ValueError(
+            f"count ({count}) windows need {ends[-1] + 1} tokens, got {len(tokens)}"
+        )
+    return TextBatch(tokens[ends[:, None] + np.arange(-length, 1)])
