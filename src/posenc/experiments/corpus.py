@@ -15,9 +15,9 @@ Normalising (:func:`parse_verses`, :func:`split_text`), every step:
 3. each verse is kept as it stands, followed by ``\\n``; nothing else is changed (two
    verses keep a double space, one a trailing space, as the file has them).
 
-The split is by books, contiguous, in the file's order (:data:`SPLIT`): train is Genesis to
-Acts, test Paul's letters, Romans to Philemon, validation Hebrews to Revelation. No verse
-is in two parts, so the test text is unseen. Tokens are bytes: token = byte value, the
+The split is by books, contiguous, in the file's order (:data:`SPLIT`): train is Genesis
+to Acts, test the letters under Paul's name (Romans to Philemon), validation Hebrews to
+Revelation. No verse is in two parts, so the test text is unseen. Tokens are bytes: token = byte value, the
 vocabulary all 256 bytes (:data:`VOCAB_SIZE`; the normalised text uses 63), so nothing maps
 and bits per byte are the model's loss in bits.
 
