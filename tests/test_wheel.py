@@ -1,5 +1,8 @@
 """posenc installs like a library: a wheel built from the sources runs without the repository.
 
+It runs rope_scaling and apply_rope, and reads the presets and the corpus of
+posenc.experiments.corpus from their package data.
+
 The wheel is built from a copy of the sources (so the repository gets no build folder),
 installed with ``pip --target`` into a temporary folder, and imported by a fresh
 interpreter started with ``-S`` (no site-packages, so the repository's editable install is
@@ -17,6 +20,7 @@ import numpy as np
 
 import posenc
 from posenc.book.presets import load_presets
+from posenc.experiments.corpus import read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,6 +29,7 @@ import json, sys
 import numpy as np
 import posenc
 from posenc.book.presets import load_presets
+from posenc.experiments.corpus import load_split, sha256
 
 inv_freq, attention = posenc.rope_scaling("yarn", 16, factor=4.0, original_max_position=64)
 x = np.arange(2 * 3 * 16, dtype=float).reshape(2, 3, 16) / 100
@@ -37,6 +42,7 @@ print(json.dumps({
     "attention": attention,
     "rotated": rotated.tolist(),
     "presets": {name: p.arguments()["factor"] for name, p in presets.items()},
+    "corpus": {part: sha256(text) for part, text in load_split().items()},
 }))
 """
 
@@ -50,7 +56,7 @@ def _pip(*args: str, cwd: Path) -> None:
     )
 
 
-def test_the_wheel_runs_rope_scaling_apply_rope_and_the_presets(tmp_path):
+def test_the_wheel_runs_rope_scaling_apply_rope_the_presets_and_the_corpus(tmp_path):
     source = tmp_path / "source"
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -100,4 +106,7 @@ def test_the_wheel_runs_rope_scaling_apply_rope_and_the_presets(tmp_path):
     )
     assert out["presets"] == {
         name: p.arguments()["factor"] for name, p in load_presets().items()
+    }
+    assert out["corpus"] == {  # the corpus ships as package data and loads from it
+        part: entry["sha256"] for part, entry in read_manifest()["split"].items()
     }

@@ -8,6 +8,10 @@ One loop, :func:`train_phase`, runs both phases of :class:`~posenc.experiments.c
 2. :func:`finetune` continues a copy at ``finetune_multiple`` x L with one method at
    s = that multiple, every method on identical batches for the same number of steps.
 
+The same loop trains :func:`train_language_model`, chapter 6's model predicting every next
+byte of the King James Bible (issue 23; :mod:`posenc.experiments.corpus`), the task
+deciding the loss (:func:`batch_loss`).
+
 Randomness: initial weights from ``torch.manual_seed(seed)``; batches and validation sets
 from ``np.random.default_rng([seed, stream])``, streams 1 and 2 for the base phase, 3 and 4
 for the fine-tunes.
@@ -33,6 +37,18 @@ from posenc.experiments.config import (
     TrainConfig,
     applied_factor,
     seed_dir,
+)
+from posenc.experiments.corpus import (
+    VOCAB_SIZE,
+    TextBatch,
+    TextTask,
+    byte_tokens,
+    evaluation_windows,
+)
+from posenc.experiments.language_model import (
+    next_token_accuracy_and_loss,
+    next_token_logits,
+    next_token_loss,
 )
 from posenc.experiments.passkey import PasskeyBatch, PasskeyTask
 from posenc.experiments.tiny_model import ModelConfig, RopeSpec, TinyRopeTransformer
@@ -119,6 +135,24 @@ def accuracy_and_loss(
     return correct / count, loss_sum / count
 
 
+def batch_loss(
+    model: TinyRopeTransformer, batch: PasskeyBatch | TextBatch, rope: RopeSpec
+) -> torch.Tensor:
+    """The training loss (nats): the answers' for a passkey batch, every next byte's for text."""
+    if isinstance(batch, TextBatch):
+        return next_token_loss(next_token_logits(model, batch, rope), batch)
+    return answer_loss(answer_logits(model, batch, rope), batch)
+
+
+def batch_scores(
+    model: TinyRopeTransformer, batch: PasskeyBatch | TextBatch, rope: RopeSpec
+) -> tuple[float, float]:
+    """Accuracy and mean loss (nats) on a validation batch: answers, or next bytes."""
+    if isinstance(batch, TextBatch):
+        return next_token_accuracy_and_loss(model, batch, rope)
+    return accuracy_and_loss(model, batch, rope)
+
+
 def parameter_digest(model: torch.nn.Module) -> str:
     """sha256 of every parameter's float32 bytes, in state-dict order: equal digests, equal weights."""
     digest = hashlib.sha256()
@@ -134,26 +168,32 @@ def train_phase(
     *,
     rope: RopeSpec,
     length: int,
-    task: PasskeyTask,
+    task: PasskeyTask | TextTask,
     weight_decay: float,
     streams: tuple[list[int], list[int]],
     log=print,
     label: str = "",
+    val: PasskeyBatch | TextBatch | None = None,
 ) -> dict:
     """Train ``model`` in place for one ``phase`` on sequences of ``length`` tokens.
 
     AdamW (betas 0.9, 0.98), gradients clipped to norm 1, batches from
-    ``np.random.default_rng(streams[0])``, one validation set of ``phase.val_sequences``
-    from ``streams[1]``, checked at step 0, every ``eval_every`` steps and at the last
-    step. Returns ``steps`` (the last step run), ``reached_target`` (None without a
-    target), ``seconds``, ``cpu_seconds`` and the ``curve`` of checks.
+    ``np.random.default_rng(streams[0])``, one validation set (``val``, or else
+    ``phase.val_sequences`` drawn from the task with ``streams[1]``), checked at step 0,
+    every ``eval_every`` steps and at the last step. The task decides the loss: the
+    passkey answers, or every next byte of a text window (:func:`batch_loss`). Returns
+    ``steps`` (the last step run), ``reached_target`` (None without a target),
+    ``seconds``, ``cpu_seconds`` and the ``curve`` of checks.
     """
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=0.0, betas=(0.9, 0.98), weight_decay=weight_decay
     )
     rng = np.random.default_rng(streams[0])
-    val = task.sample(np.random.default_rng(streams[1]), phase.val_sequences, length)
-    accuracy, val_loss = accuracy_and_loss(model, val, rope)
+    if val is None:
+        val = task.sample(
+            np.random.default_rng(streams[1]), phase.val_sequences, length
+        )
+    accuracy, val_loss = batch_scores(model, val, rope)
     curve = [{"step": 0, "val_accuracy": accuracy, "val_loss": val_loss}]
     target = phase.target_accuracy
     reached = None if target is None else False
@@ -163,13 +203,13 @@ def train_phase(
         for group in optimizer.param_groups:
             group["lr"] = phase.learning_rate_at(step)
         batch = task.sample(rng, phase.batch_size, length)
-        loss = answer_loss(answer_logits(model, batch, rope), batch)
+        loss = batch_loss(model, batch, rope)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         if step % phase.eval_every == 0 or step == phase.steps:
-            accuracy, val_loss = accuracy_and_loss(model, val, rope)
+            accuracy, val_loss = batch_scores(model, val, rope)
             curve.append(
                 {
                     "step": step,
@@ -211,6 +251,50 @@ def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dic
         weight_decay=config.weight_decay,
         streams=([config.seed, 1], [config.seed, 2]),
         log=log,
+    )
+    return model, {
+        **phase_log,
+        "parameters": model.num_parameters(),
+        "digest": parameter_digest(model),
+    }
+
+
+def train_language_model(
+    model_config: ModelConfig,
+    phase: Phase,
+    *,
+    parts: dict[str, bytes],
+    length: int,
+    seed: int,
+    weight_decay: float = 0.01,
+    log=print,
+) -> tuple[TinyRopeTransformer, dict]:
+    """A byte-level language model trained from scratch at ``length`` with plain RoPE.
+
+    ``parts``: the corpus split (:func:`posenc.experiments.corpus.load_split`). Batches
+    are random windows of the train part (``np.random.default_rng([seed, 1])``); the
+    validation set is ``phase.val_sequences`` windows spread over the validation part.
+    Returns the model and :func:`train_phase`'s log with the parameter count and digest.
+    """
+    if model_config.vocab_size != VOCAB_SIZE:
+        raise ValueError(
+            f"model_config.vocab_size must be {VOCAB_SIZE} (bytes), "
+            f"got {model_config.vocab_size}"
+        )
+    torch.manual_seed(seed)
+    model = TinyRopeTransformer(model_config)
+    phase_log = train_phase(
+        model,
+        phase,
+        rope=RopeSpec(original_max_position=length),
+        length=length,
+        task=TextTask(byte_tokens(parts["train"])),
+        weight_decay=weight_decay,
+        streams=([seed, 1], [seed, 2]),
+        log=log,
+        val=evaluation_windows(
+            byte_tokens(parts["validation"]), length, phase.val_sequences
+        ),
     )
     return model, {
         **phase_log,
