@@ -64,17 +64,25 @@ def test_rounded_keeps_four_significant_digits_and_refuses_nan():
 
 
 def test_sinusoidal_grid_against_the_encoding_and_the_shift_property():
-    tables = grids.sinusoidal_grid([16, 64], [100.0, 10000.0], num_columns=8)
+    tables = grids.sinusoidal_grid([16, 64], [100.0, 10000.0], num_pairs=8)
     for d in (16, 64):
         for base in (100.0, 10000.0):
             encoding = posenc.sinusoidal_encoding(64, d, base=base)
             cells = [r for r in tables["heatmap"] if r["d"] == d and r["base"] == base]
             pairs = sorted({r["pair"] for r in cells})
             assert pairs[0] == 0 and pairs[-1] == d // 2 - 1 and len(pairs) == 8
+            # every sine and every cosine of the chosen pairs, at every position 0..63
+            assert len(cells) == 2 * 8 * 64
             for r in cells:
-                assert r["value"] == pytest.approx(
-                    encoding[r["p"], 2 * r["pair"]], abs=5e-4
-                )
+                column = 2 * r["pair"] + (r["kind"] == "cos")
+                assert r["value"] == pytest.approx(encoding[r["p"], column], abs=5e-4)
+            # rows of the picture: one (kind, pair) after another, positions in order
+            assert [(r["kind"], r["pair"], r["p"]) for r in cells] == [
+                (kind, i, p)
+                for kind in ("sin", "cos")
+                for i in pairs
+                for p in range(64)
+            ]
             # PE(p) . PE(p + k) does not depend on p: compare with p = 300, computed directly.
             shifted = posenc.sinusoidal_encoding_at(
                 np.arange(300 - 128, 300 + 129), d, base=base
