@@ -30,7 +30,7 @@ EXPLORER_METHODS = _explorer_methods()
 
 #: Each method under chapter 5's name, as the explorer's menu and its summary line say it.
 METHOD_NAMES = {
-    "published": "as published (the model's own method, s and options)",
+    "published": "as published (its own method, s and options)",
     "none": "no scaling",
     "linear": "Position Interpolation",
     "ntk": "NTK-aware",
@@ -69,6 +69,14 @@ def _controls_of() -> dict[str, list[str]]:
 
 #: The controls shown with each method (the model and the method are always shown).
 CONTROLS_OF = _controls_of()
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a Vega expression's string literal, in single quotes (line breaks as
+    \\n); text with a quote is refused, so an expression never needs an escaped quote."""
+    if "'" in text or '"' in text or "\\" in text:
+        raise ValueError(f"text for an expression must hold no quote, got {text!r}")
+    return "'" + text.replace("\n", "\\n") + "'"
 
 
 def published_setting(preset, *, per_line: int | None = None) -> str:
@@ -158,14 +166,16 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         return (
             "{"
             + ", ".join(
-                f"'{n}': {published_setting(p, per_line=per_line)!r}"
+                f"'{n}': {_quoted(published_setting(p, per_line=per_line))}"
                 for n, p in presets.items()
             )
             + "}[model]"
         )
 
     name_of = (
-        "{" + ", ".join(f"'{m}': {METHOD_NAMES[m]!r}" for m in EXPLORER_METHODS) + "}"
+        "{"
+        + ", ".join(f"'{m}': {_quoted(METHOD_NAMES[m])}" for m in EXPLORER_METHODS)
+        + "}"
     )
     chosen = (
         "(method == 'published' && datum.method == 'published' && "
