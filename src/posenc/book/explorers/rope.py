@@ -145,4 +145,4 @@ def rope_explorer(
         chart = alt.vconcat(arrows, scored).add_params(m, n, layout)
         return styled(chart.properties(datasets=data))
 
-    return responsive(build(False), build(True), wide_width=640)
+    return responsive(build(False), build(True), wide_width=560)

@@ -30,7 +30,7 @@ EXPLORER_METHODS = _explorer_methods()
 
 #: Each method under chapter 5's name, as the explorer's menu and its summary line say it.
 METHOD_NAMES = {
-    "published": "as published (its own method, s and options)",
+    "published": "as published by the model",
     "none": "no scaling",
     "linear": "Position Interpolation",
     "ntk": "NTK-aware",
@@ -308,9 +308,12 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         )
         summary_source = settings.transform_filter("datum.pair == 0")
         text = alt.Text("text:N")
+        # lines stack upwards from the bottom, so the summary sits on the plots; a phone's
+        # summary has up to six lines (DeepSeek-V3: three of its setting, three of factors)
+        summary_height = 96 if narrow else 36
         line = {
             "align": "left",
-            "baseline": "top",
+            "baseline": "bottom",
             "fontSize": 13,
             "fontWeight": "bold",
             "lineBreak": "\n",
@@ -323,7 +326,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
                 "length(datum.unseen) + ' pairs meet unseen angles'"
             )
             .mark_text(**line)
-            .encode(text=text, x=alt.value(0), y=alt.value(0))
+            .encode(text=text, x=alt.value(0), y=alt.value(summary_height))
         )
         yarn_attention = (
             alt.Chart(attention_table)
@@ -333,10 +336,10 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
                 "format(datum.attention, '.4f')"
             )
             .mark_text(**line)
-            .encode(text=text, x=alt.value(0), y=alt.value(0))
+            .encode(text=text, x=alt.value(0), y=alt.value(summary_height))
         )
         summary = (attention_text + yarn_attention).properties(
-            width=width, height=96 if narrow else 36, name="summary"
+            width=width, height=summary_height, name="summary"
         )
         chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(
             chosen_model, method, factor, beta_fast, beta_slow, truncate, low, high
