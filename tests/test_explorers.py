@@ -328,6 +328,13 @@ def test_scaling_explorer_shows_each_methods_options_under_the_chapters_names():
     assert explorers.published_setting(presets["llama-3.1-8b"]) == (
         "Llama 3.1, s = 8, low_freq_factor 1, high_freq_factor 4"
     )
+    # on a phone the setting's options wrap to lines of at most 34 characters
+    for name in presets:
+        lines = explorers.published_setting(presets[name], line_length=34).split("\n")
+        assert all(len(line) <= 34 for line in lines[1:]), lines
+        assert ", ".join(lines).replace(",,", ",") == explorers.published_setting(
+            presets[name]
+        )
     # the factor menu starts at the starting model's own s
     factor = next(p for p in spec["params"] if p["name"] == "factor")
     assert factor["value"] == presets["llama-3.1-8b"].factor

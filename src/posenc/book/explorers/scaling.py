@@ -79,10 +79,10 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("\n", "\\n") + "'"
 
 
-def published_setting(preset, *, per_line: int | None = None) -> str:
+def published_setting(preset, *, line_length: int | None = None) -> str:
     """What a model publishes, in words: its method under chapter 5's name and s, then its
-    options (LongRoPE's per-pair factor lists named, not printed), ``per_line`` options to
-    a line (None: all on the first line)."""
+    options (LongRoPE's per-pair factor lists named, not printed). ``line_length``: the
+    options go on lines of at most that many characters after the first (None: one line)."""
     if preset.method == "none":
         return "no scaling"
     head = f"{METHOD_NAMES[preset.method]}, s = {preset.factor:g}"
@@ -94,12 +94,17 @@ def published_setting(preset, *, per_line: int | None = None) -> str:
             options.append(f"{name} {str(value).lower()}")
         else:
             options.append(f"{name} {value:g}")
-    if per_line is None:
+    if line_length is None:
         return ", ".join([head, *options])
-    lines = [
-        ", ".join(options[k : k + per_line]) for k in range(0, len(options), per_line)
-    ]
-    return "\n".join([head, *lines])
+    lines = [head]
+    for k, option in enumerate(options):
+        text = option + ("," if k < len(options) - 1 else "")
+        if len(lines) > 1 and len(lines[-1]) + 1 + len(text) <= line_length:
+            lines[-1] += " " + text
+        else:
+            lines.append(text)
+    lines[0] += "," if options else ""
+    return "\n".join(lines)
 
 
 def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
@@ -162,11 +167,11 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     low = menu("low_freq_factor", "low_freq_factor (α) ", LOW_FREQ, 1.0)
     high = menu("high_freq_factor", "high_freq_factor (β) ", HIGH_FREQ, 4.0)
 
-    def published_of(per_line):
+    def published_of(line_length):
         return (
             "{"
             + ", ".join(
-                f"'{n}': {_quoted(published_setting(p, per_line=per_line))}"
+                f"'{n}': {_quoted(published_setting(p, line_length=line_length))}"
                 for n, p in presets.items()
             )
             + "}[model]"
@@ -208,9 +213,9 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
             f"{gap} + 'softmax scale × ' + format({softmax_of}[model], '.4f') : '')"
         )
 
-    def setting_text(per_line):
+    def setting_text(line_length):
         return (
-            f"(method == 'published' ? 'published: ' + {published_of(per_line)} : "
+            f"(method == 'published' ? 'published: ' + {published_of(line_length)} : "
             f"{name_of}[method] + "
             "(method == 'none' ? '' : ', s = ' + factor))"
         )
@@ -220,7 +225,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         # The summary: the setting on its first line, then the factors (on a phone each
         # on its own line, the published options two to a line).
         gap = "'\\n'" if narrow else "' · '"
-        setting = setting_text(2 if narrow else None)
+        setting = setting_text(34 if narrow else None)
         settings = (
             alt.Chart(settings_table)
             .transform_filter(chosen)
@@ -318,28 +323,25 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
             "fontWeight": "bold",
             "lineBreak": "\n",
         }
-        attention_text = (
-            summary_source.transform_filter("method != 'yarn'")
+        # YaRN draws NTK-by-parts' rows (the same frequencies, the same unseen pairs) with
+        # its own attention factor, looked up by s in the table "attention".
+        summary = (
+            summary_source.transform_lookup(
+                lookup="factor",
+                from_=alt.LookupData(
+                    data=attention_table, key="factor", fields=["attention"]
+                ),
+                as_=["yarn_attention"],
+            )
             .transform_calculate(
-                text=f"{setting} + '\\n' + 'cos/sin factor ' + "
-                f"format(datum.attention, '.4f') + {softmax_note(gap)} + {gap} + "
+                text=f"{setting} + '\\n' + 'cos/sin factor ' + format(method == 'yarn' ? "
+                "datum.yarn_attention : datum.attention, '.4f') + "
+                f"{softmax_note(gap)} + {gap} + "
                 "length(datum.unseen) + ' pairs meet unseen angles'"
             )
             .mark_text(**line)
             .encode(text=text, x=alt.value(0), y=alt.value(summary_height))
-        )
-        yarn_attention = (
-            alt.Chart(attention_table)
-            .transform_filter("method == 'yarn' && datum.factor == factor")
-            .transform_calculate(
-                text=f"{setting} + '\\n' + 'cos/sin factor ' + "
-                "format(datum.attention, '.4f')"
-            )
-            .mark_text(**line)
-            .encode(text=text, x=alt.value(0), y=alt.value(summary_height))
-        )
-        summary = (attention_text + yarn_attention).properties(
-            width=width, height=summary_height, name="summary"
+            .properties(width=width, height=summary_height, name="summary")
         )
         chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(
             chosen_model, method, factor, beta_fast, beta_slow, truncate, low, high
