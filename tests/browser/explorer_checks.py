@@ -421,6 +421,13 @@ def phone_problems(page, name: str) -> list[str]:
     if covered:
         problems.append(f"{name}: controls covered on a phone: " + "; ".join(covered))
     (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
+    # A screenshot of an element taller than the screen left its last lines blank or cut:
+    # for the picture only, the phone gets a screen tall enough for the whole explorer.
+    height = page.evaluate(f"() => document.getElementById('{element}').offsetHeight")
+    page.set_viewport_size(
+        {"width": PHONE_WIDTH, "height": max(PHONE_HEIGHT, height + 160)}
+    )
+    page.wait_for_timeout(300)
     page.locator(f"#{element}").scroll_into_view_if_needed()
     page.locator(f"#{element}").screenshot(
         path=str(SCREENSHOTS / "phone" / f"explorer-{name}.png")
