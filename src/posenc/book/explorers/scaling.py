@@ -117,7 +117,11 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     of every pair (pairs that meet angles never met in training marked), the turns each
     pair makes within the original and the target context s L, and the attention factor.
     For "yarn" it draws NTK-by-parts' rows (the same frequencies) with YaRN's attention
-    factor. Options a method does not read are ignored.
+    factor. The menu names the methods as chapter 5 does (:data:`METHOD_NAMES`); the page
+    shows only the controls the chosen method reads (:data:`CONTROLS_OF`): none for
+    "published", whose method, s and options the summary line prints
+    (:func:`published_setting`). A phone gets the same panels 250 px wide
+    (:func:`~posenc.book.explorers.vega.responsive`).
     """
     from posenc.book.explorer_grids import (
         BETA_FAST,
