@@ -64,17 +64,25 @@ def test_rounded_keeps_four_significant_digits_and_refuses_nan():
 
 
 def test_sinusoidal_grid_against_the_encoding_and_the_shift_property():
-    tables = grids.sinusoidal_grid([16, 64], [100.0, 10000.0], num_columns=8)
+    tables = grids.sinusoidal_grid([16, 64], [100.0, 10000.0], num_pairs=8)
     for d in (16, 64):
         for base in (100.0, 10000.0):
             encoding = posenc.sinusoidal_encoding(64, d, base=base)
             cells = [r for r in tables["heatmap"] if r["d"] == d and r["base"] == base]
             pairs = sorted({r["pair"] for r in cells})
             assert pairs[0] == 0 and pairs[-1] == d // 2 - 1 and len(pairs) == 8
+            # every sine and every cosine of the chosen pairs, at every position 0..63
+            assert len(cells) == 2 * 8 * 64
             for r in cells:
-                assert r["value"] == pytest.approx(
-                    encoding[r["p"], 2 * r["pair"]], abs=5e-4
-                )
+                column = 2 * r["pair"] + (r["kind"] == "cos")
+                assert r["value"] == pytest.approx(encoding[r["p"], column], abs=5e-4)
+            # rows of the picture: one (kind, pair) after another, positions in order
+            assert [(r["kind"], r["pair"], r["p"]) for r in cells] == [
+                (kind, i, p)
+                for kind in ("sin", "cos")
+                for i in pairs
+                for p in range(64)
+            ]
             # PE(p) . PE(p + k) does not depend on p: compare with p = 300, computed directly.
             shifted = posenc.sinusoidal_encoding_at(
                 np.arange(300 - 128, 300 + 129), d, base=base
@@ -238,6 +246,98 @@ def test_explorer_specs_are_valid_and_name_their_controls():
     for chart in (sinusoidal, rope, scaling):
         spec = chart.to_dict()  # Altair validates against the Vega-Lite schema
         assert set(spec["datasets"])
+        # the phone's layout: the same controls, no copy of the tables
+        narrow = spec["usermeta"]["posenc"]["narrow"]
+        assert "datasets" not in narrow
+        assert _params(narrow) == _params(spec)
+
+
+def _widths(spec: dict) -> list[int]:
+    """Every width a (concatenated, layered or faceted) specification sets."""
+    found = [spec["width"]] if isinstance(spec.get("width"), int) else []
+    for key in ("vconcat", "hconcat", "concat", "layer"):
+        for part in spec.get(key, []):
+            found += _widths(part)
+    if isinstance(spec.get("spec"), dict):
+        found += _widths(spec["spec"])
+    return found
+
+
+def test_phone_layouts_stack_their_panels_within_the_narrow_width():
+    charts = [
+        explorers.sinusoidal_explorer((16, 64), (100.0,)),
+        explorers.rope_explorer(QUERY, KEY, num_positions=8),
+    ]
+    for chart in charts:
+        narrow = chart.to_dict()["usermeta"]["posenc"]["narrow"]
+        assert "hconcat" not in json.dumps(narrow)
+        assert max(_widths(narrow)) <= explorers.NARROW_WIDTH - 60
+        assert max(_widths(chart.to_dict())) > explorers.NARROW_WIDTH
+
+
+def test_responsive_rejects_other_tables_and_unbound_controls():
+    import altair as alt
+
+    one = (
+        alt.Chart(alt.NamedData(name="t"))
+        .mark_point()
+        .properties(datasets={"t": [{"a": 1}]})
+    )
+    other = (
+        alt.Chart(alt.NamedData(name="t"))
+        .mark_point()
+        .properties(datasets={"t": [{"a": 2}]})
+    )
+    with pytest.raises(ValueError, match="same tables"):
+        explorers.responsive(one, other, wide_width=600)
+    with pytest.raises(ValueError, match="unbound"):
+        explorers.responsive(
+            one, one, wide_width=600, controls={"param": "m", "shown": {"a": ["x"]}}
+        )
+
+
+def test_scaling_explorer_shows_each_methods_options_under_the_chapters_names():
+    from posenc.book.presets import load_presets
+
+    presets = load_presets()
+    chosen = {name: presets[name] for name in ("llama-3.1-8b", "deepseek-v3")}
+    spec = explorers.scaling_explorer(chosen, model="llama-3.1-8b").to_dict()
+    controls = spec["usermeta"]["posenc"]["controls"]
+    assert controls["param"] == "method"
+    ramp = ["factor", "beta_fast", "beta_slow", "truncate"]
+    assert controls["shown"] == {
+        "published": [],
+        "none": [],
+        "linear": ["factor"],
+        "ntk": ["factor"],
+        "dynamic": ["factor"],
+        "ntk_by_parts": ramp,
+        "yarn": ramp,
+        "llama3": ["factor", "low_freq_factor", "high_freq_factor"],
+    }
+    method = next(p for p in spec["params"] if p["name"] == "method")
+    labels = dict(zip(method["bind"]["options"], method["bind"]["labels"]))
+    assert labels["linear"] == "Position Interpolation"
+    assert labels["ntk_by_parts"] == "NTK-by-parts" and labels["llama3"] == "Llama 3.1"
+    assert not any("_" in label for label in labels.values())
+    # "published" draws the model's own s and the summary names it
+    assert "'published: ' +" in json.dumps(spec)
+    assert explorers.published_setting(presets["deepseek-v3"]).startswith(
+        "YaRN, s = 40, beta_fast 32"
+    )
+    assert explorers.published_setting(presets["llama-3.1-8b"]) == (
+        "Llama 3.1, s = 8, low_freq_factor 1, high_freq_factor 4"
+    )
+    # on a phone the setting's options wrap to lines of at most 34 characters
+    for name in presets:
+        lines = explorers.published_setting(presets[name], line_length=34).split("\n")
+        assert all(len(line) <= 34 for line in lines[1:]), lines
+        assert ", ".join(lines).replace(",,", ",") == explorers.published_setting(
+            presets[name]
+        )
+    # the factor menu starts at the starting model's own s
+    factor = next(p for p in spec["params"] if p["name"] == "factor")
+    assert factor["value"] == presets["llama-3.1-8b"].factor
 
 
 def test_explorer_html_is_deterministic_and_safe_inside_a_script():

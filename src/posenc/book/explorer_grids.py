@@ -47,17 +47,18 @@ def sinusoidal_grid(
     bases: Sequence[float],
     *,
     num_positions: int = 64,
-    num_columns: int = 32,
+    num_pairs: int = 16,
     max_offset: int = 128,
 ) -> dict[str, list[dict]]:
     """The sinusoidal encoding for every (d_model, base) of the grid.
 
     Returns three tables, each with columns ``d`` (d_model) and ``base``:
 
-    * ``"heatmap"``: PE[p, j] (:func:`posenc.sinusoidal_encoding`) for positions
-      p = 0 .. num_positions - 1 and ``num_columns`` sine columns j = 2i, the pairs i spread
-      evenly over 0 .. d/2 - 1 (all of them when d/2 <= num_columns); columns ``p``,
-      ``pair``, ``value``;
+    * ``"heatmap"``: PE[p, 2i] (``kind`` "sin") and PE[p, 2i + 1] (``kind`` "cos")
+      (:func:`posenc.sinusoidal_encoding`) for positions p = 0 .. num_positions - 1 and
+      ``num_pairs`` pairs i spread evenly over 0 .. d/2 - 1 (all of them when
+      d/2 <= num_pairs); columns ``kind``, ``pair``, ``p``, ``value``, grouped by
+      (kind, pair): one row of the chapter's picture, a wave along the positions;
     * ``"wavelengths"``: lambda_i = 2 pi base^(2i/d) in positions for every pair; columns
       ``pair``, ``wavelength``;
     * ``"dot"``: PE(p) . PE(p + k) for offsets k = -max_offset .. max_offset (the same for
@@ -73,21 +74,21 @@ def sinusoidal_grid(
         for base in bases:
             encoding = sinusoidal_encoding(num_positions, d, base=base)
             pairs = np.unique(
-                np.round(np.linspace(0, d // 2 - 1, min(num_columns, d // 2))).astype(
-                    int
-                )
+                np.round(np.linspace(0, d // 2 - 1, min(num_pairs, d // 2))).astype(int)
             )
-            for p in range(num_positions):
+            for kind, column in (("sin", 0), ("cos", 1)):
                 for i in pairs:
-                    heatmap.append(
-                        {
-                            "d": d,
-                            "base": base,
-                            "p": p,
-                            "pair": int(i),
-                            "value": rounded(encoding[p, 2 * i]),
-                        }
-                    )
+                    for p in range(num_positions):
+                        heatmap.append(
+                            {
+                                "d": d,
+                                "base": base,
+                                "kind": kind,
+                                "pair": int(i),
+                                "p": p,
+                                "value": rounded(encoding[p, 2 * i + column]),
+                            }
+                        )
             for i, wavelength in enumerate(wavelengths(d, base)):
                 waves.append(
                     {"d": d, "base": base, "pair": i, "wavelength": rounded(wavelength)}

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import altair as alt
 
-from posenc.book.explorers.vega import Datasets, menu, styled
+from posenc.book.explorers.vega import (
+    NARROW_WIDTH,
+    Datasets,
+    menu,
+    responsive,
+    styled,
+)
 from posenc.book.plotting import PALETTE
 
 #: matplotlib line styles and markers as Vega dash patterns and point shapes.
@@ -59,90 +65,117 @@ def experiment_explorer(
     missing = sorted(set(methods) - set(styles))
     if missing:
         raise ValueError(f"styles must give every method a style, missing {missing}")
-    colour = alt.Color(
-        "method:N",
-        scale=alt.Scale(domain=methods, range=[styles[m][0] for m in methods]),
-        title="method (click to pick)",
-        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=2.5),
-    )
-    dash = alt.StrokeDash(
-        "method:N",
-        scale=alt.Scale(
-            domain=methods, range=[_DASH_OF.get(styles[m][2], [1, 0]) for m in methods]
-        ),
-        legend=None,
-    )
-    shape = alt.Shape(
-        "method:N",
-        scale=alt.Scale(
-            domain=methods,
-            range=[_SHAPE_OF.get(styles[m][1], "circle") for m in methods],
-        ),
-        legend=None,
-    )
-    shown = alt.condition(picked, alt.value(1.0), alt.value(0.06))
+    by_length_table = data.table("by_length", tables["by_length"])
+    by_distance_table = data.table("by_distance", tables["by_distance"])
 
-    def panels(table, x, title, extra_filter="true"):
-        base = alt.Chart(table).transform_filter(extra_filter)
-        seeds = (
-            base.transform_filter("view == 'seeds' && datum.statistic == 'seed'")
-            .mark_line(strokeWidth=1.2, point=alt.OverlayMarkDef(size=14, filled=True))
-            .encode(
-                x=x,
-                y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
-                color=colour,
-                strokeDash=dash,
-                shape=shape,
-                detail="seed:N",
-                opacity=shown,
-            )
+    def build(narrow: bool) -> alt.VConcatChart:
+        colour = alt.Color(
+            "method:N",
+            scale=alt.Scale(domain=methods, range=[styles[m][0] for m in methods]),
+            title="method (click to pick)",
+            # on a phone the methods in rows of three, within the screen
+            legend=alt.Legend(
+                orient="top",
+                symbolOpacity=1,
+                symbolStrokeWidth=2.5,
+                columns=3 if narrow else 0,
+            ),
         )
-        band = (
-            base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
-            .mark_area(opacity=0.18)
-            .encode(
-                x=x,
-                y="low:Q",
-                y2="high:Q",
-                color=colour,
-                opacity=alt.condition(picked, alt.value(0.18), alt.value(0.02)),
-            )
+        dash = alt.StrokeDash(
+            "method:N",
+            scale=alt.Scale(
+                domain=methods,
+                range=[_DASH_OF.get(styles[m][2], [1, 0]) for m in methods],
+            ),
+            legend=None,
         )
-        mean = (
-            base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
-            .mark_line(strokeWidth=2.2, point=alt.OverlayMarkDef(size=40, filled=True))
-            .encode(
-                x=x,
-                y=alt.Y("accuracy:Q", title="accuracy"),
-                color=colour,
-                strokeDash=dash,
-                shape=shape,
-                opacity=shown,
-            )
+        shape = alt.Shape(
+            "method:N",
+            scale=alt.Scale(
+                domain=methods,
+                range=[_SHAPE_OF.get(styles[m][1], "circle") for m in methods],
+            ),
+            legend=None,
         )
-        return (band + seeds + mean).properties(width=560, height=200, title=title)
+        shown = alt.condition(picked, alt.value(1.0), alt.value(0.06))
 
-    by_length = panels(
-        data.table("by_length", tables["by_length"]),
-        alt.X(
-            "length:Q",
-            scale=alt.Scale(type="log", base=2),
-            title="length (tokens)",
-            axis=alt.Axis(values=[train_length * k for k in (1, 2, 4, 8)]),
-        ),
-        "Accuracy over all needles against the length",
-    ).add_params(picked)
-    by_distance = panels(
-        data.table("by_distance", tables["by_distance"]),
-        alt.X(
-            "distance:Q",
-            title=f"distance needle to query (tokens, bins of {bin_width})",
-        ),
-        "Accuracy against the distance, at the chosen length",
-        "datum.length == length",
-    )
-    chart = alt.vconcat(
-        by_length.properties(name="by_length"),
-        by_distance.properties(name="by_distance"),
-    ).add_params(view, length)
-    return styled(chart.properties(datasets=data))
+        def panels(table, x, title, extra_filter="true"):
+            base = alt.Chart(table).transform_filter(extra_filter)
+            seeds = (
+                base.transform_filter("view == 'seeds' && datum.statistic == 'seed'")
+                .mark_line(
+                    strokeWidth=1.2, point=alt.OverlayMarkDef(size=14, filled=True)
+                )
+                .encode(
+                    x=x,
+                    y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
+                    color=colour,
+                    strokeDash=dash,
+                    shape=shape,
+                    detail="seed:N",
+                    opacity=shown,
+                )
+            )
+            band = (
+                base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
+                .mark_area(opacity=0.18)
+                .encode(
+                    x=x,
+                    y="low:Q",
+                    y2="high:Q",
+                    color=colour,
+                    opacity=alt.condition(picked, alt.value(0.18), alt.value(0.02)),
+                )
+            )
+            mean = (
+                base.transform_filter("view != 'seeds' && datum.statistic == 'mean'")
+                .mark_line(
+                    strokeWidth=2.2, point=alt.OverlayMarkDef(size=40, filled=True)
+                )
+                .encode(
+                    x=x,
+                    y=alt.Y("accuracy:Q", title="accuracy"),
+                    color=colour,
+                    strokeDash=dash,
+                    shape=shape,
+                    opacity=shown,
+                )
+            )
+            return (band + seeds + mean).properties(
+                width=NARROW_WIDTH - 60 if narrow else 560,
+                height=170 if narrow else 200,
+                title=title,
+            )
+
+        by_length = panels(
+            by_length_table,
+            alt.X(
+                "length:Q",
+                scale=alt.Scale(type="log", base=2),
+                title="length (tokens)",
+                axis=alt.Axis(values=[train_length * k for k in (1, 2, 4, 8)]),
+            ),
+            ["Accuracy over all needles", "against the length"]
+            if narrow
+            else "Accuracy over all needles against the length",
+        ).add_params(picked)
+        by_distance = panels(
+            by_distance_table,
+            alt.X(
+                "distance:Q",
+                title=["distance needle to query", f"(tokens, bins of {bin_width})"]
+                if narrow
+                else f"distance needle to query (tokens, bins of {bin_width})",
+            ),
+            ["Accuracy against the distance,", "at the chosen length"]
+            if narrow
+            else "Accuracy against the distance, at the chosen length",
+            "datum.length == length",
+        )
+        chart = alt.vconcat(
+            by_length.properties(name="by_length"),
+            by_distance.properties(name="by_distance"),
+        ).add_params(view, length)
+        return styled(chart.properties(datasets=data))
+
+    return responsive(build(False), build(True), wide_width=680)

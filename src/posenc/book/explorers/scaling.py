@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import altair as alt
 
-from posenc.book.explorers.vega import Datasets, menu, styled
+from posenc.book.explorers.vega import (
+    NARROW_WIDTH,
+    Datasets,
+    menu,
+    responsive,
+    styled,
+)
 from posenc.book.plotting import PALETTE
 
 
@@ -22,6 +28,84 @@ def _explorer_methods() -> tuple[str, ...]:
 #: The methods the scaling explorer offers.
 EXPLORER_METHODS = _explorer_methods()
 
+#: Each method under chapter 5's name, as the explorer's menu and its summary line say it.
+METHOD_NAMES = {
+    "published": "as published by the model",
+    "none": "no scaling",
+    "linear": "Position Interpolation",
+    "ntk": "NTK-aware",
+    "dynamic": "dynamic NTK",
+    "ntk_by_parts": "NTK-by-parts",
+    "yarn": "YaRN",
+    "llama3": "Llama 3.1",
+    "longrope": "LongRoPE",
+}
+
+#: The options the explorer has a control for (on the grid of
+#: :mod:`posenc.book.explorer_grids`), in the order the controls appear.
+OFFERED_OPTIONS = (
+    "beta_fast",
+    "beta_slow",
+    "truncate",
+    "low_freq_factor",
+    "high_freq_factor",
+)
+
+
+def _controls_of() -> dict[str, list[str]]:
+    """The controls each method reads, from :data:`posenc.scaling.SCALING_METHODS`: the
+    factor if it takes one, and those of its options the explorer offers. "published" reads
+    none: the model's own s and options are drawn, and printed in the summary line."""
+    from posenc.scaling import SCALING_METHODS
+
+    controls = {"published": []}
+    for name in EXPLORER_METHODS[1:]:
+        entry = SCALING_METHODS[name]
+        controls[name] = ["factor"] * entry.takes_factor + [
+            option for option in OFFERED_OPTIONS if option in entry.options
+        ]
+    return controls
+
+
+#: The controls shown with each method (the model and the method are always shown).
+CONTROLS_OF = _controls_of()
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a Vega expression's string literal, in single quotes (line breaks as
+    \\n); text with a quote is refused, so an expression never needs an escaped quote."""
+    if "'" in text or '"' in text or "\\" in text:
+        raise ValueError(f"text for an expression must hold no quote, got {text!r}")
+    return "'" + text.replace("\n", "\\n") + "'"
+
+
+def published_setting(preset, *, line_length: int | None = None) -> str:
+    """What a model publishes, in words: its method under chapter 5's name and s, then its
+    options (LongRoPE's per-pair factor lists named, not printed). ``line_length``: the
+    options go on lines of at most that many characters after the first (None: one line)."""
+    if preset.method == "none":
+        return "no scaling"
+    head = f"{METHOD_NAMES[preset.method]}, s = {preset.factor:g}"
+    options = []
+    for name, value in preset.options.items():
+        if isinstance(value, (list, tuple)):
+            options.append(f"{name} ({len(value)} values)")
+        elif isinstance(value, bool):
+            options.append(f"{name} {str(value).lower()}")
+        else:
+            options.append(f"{name} {value:g}")
+    if line_length is None:
+        return ", ".join([head, *options])
+    lines = [head]
+    for k, option in enumerate(options):
+        text = option + ("," if k < len(options) - 1 else "")
+        if len(lines) > 1 and len(lines[-1]) + 1 + len(text) <= line_length:
+            lines[-1] += " " + text
+        else:
+            lines.append(text)
+    lines[0] += "," if options else ""
+    return "\n".join(lines)
+
 
 def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     """Choose a published model and a method with its options; see what each pair does.
@@ -33,7 +117,11 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     of every pair (pairs that meet angles never met in training marked), the turns each
     pair makes within the original and the target context s L, and the attention factor.
     For "yarn" it draws NTK-by-parts' rows (the same frequencies) with YaRN's attention
-    factor. Options a method does not read are ignored.
+    factor. The menu names the methods as chapter 5 does (:data:`METHOD_NAMES`); the page
+    shows only the controls the chosen method reads (:data:`CONTROLS_OF`): none for
+    "published", whose method, s and options the summary line prints
+    (:func:`published_setting`). A phone gets the same panels 250 px wide
+    (:func:`~posenc.book.explorers.vega.responsive`).
     """
     from posenc.book.explorer_grids import (
         BETA_FAST,
@@ -68,18 +156,36 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         value="published",
         bind=alt.binding_select(
             options=list(EXPLORER_METHODS),
-            labels=["published (its own s and options)", *EXPLORER_METHODS[1:]],
+            labels=[METHOD_NAMES[m] for m in EXPLORER_METHODS],
             name="method ",
         ),
     )
-    factor = menu("factor", "factor s ", FACTORS, 4.0)
-    beta_fast = menu("beta_fast", "beta_fast ", BETA_FAST, 32.0)
-    beta_slow = menu("beta_slow", "beta_slow ", BETA_SLOW, 1.0)
+    # A method chosen after "published" starts at the starting model's own s.
+    start = presets[model].factor
+    factor = menu("factor", "factor s ", FACTORS, start if start in FACTORS else 4.0)
+    beta_fast = menu("beta_fast", "beta_fast (β) ", BETA_FAST, 32.0)
+    beta_slow = menu("beta_slow", "beta_slow (α) ", BETA_SLOW, 1.0)
     truncate = alt.param(
         name="truncate", value=True, bind=alt.binding_checkbox(name="truncate ")
     )
-    low = menu("low_freq_factor", "low_freq_factor ", LOW_FREQ, 1.0)
-    high = menu("high_freq_factor", "high_freq_factor ", HIGH_FREQ, 4.0)
+    low = menu("low_freq_factor", "low_freq_factor (α) ", LOW_FREQ, 1.0)
+    high = menu("high_freq_factor", "high_freq_factor (β) ", HIGH_FREQ, 4.0)
+
+    def published_of(line_length):
+        return (
+            "{"
+            + ", ".join(
+                f"'{n}': {_quoted(published_setting(p, line_length=line_length))}"
+                for n, p in presets.items()
+            )
+            + "}[model]"
+        )
+
+    name_of = (
+        "{"
+        + ", ".join(f"'{m}': {_quoted(METHOD_NAMES[m])}" for m in EXPLORER_METHODS)
+        + "}"
+    )
     chosen = (
         "(method == 'published' && datum.method == 'published' && "
         "datum.geometry == model) || "
@@ -91,84 +197,9 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         "(datum.method != 'llama3' || (datum.low_freq_factor == low_freq_factor && "
         "datum.high_freq_factor == high_freq_factor)))"
     )
-    settings = (
-        alt.Chart(settings_table)
-        .transform_filter(chosen)
-        .transform_flatten(["scale", "turns_target"])
-        .transform_window(index="row_number()")
-        .transform_calculate(
-            pair="datum.index - 1",
-            meets="indexof(datum.unseen, datum.index - 1) >= 0 ? 'unseen angles' : 'seen'",
-        )
-    )
-    scale = settings.mark_line(
-        color=PALETTE[0], point=alt.OverlayMarkDef(size=18)
-    ).encode(
-        x=alt.X("pair:Q", title="pair i"),
-        y=alt.Y(
-            "scale:Q",
-            scale=alt.Scale(type="log"),
-            title="θ′ᵢ / θᵢ",
-            axis=alt.Axis(values=[0.01, 0.03, 0.1, 0.3, 1], format="~g"),
-        ),
-    )
-    unseen = (
-        settings.transform_filter("datum.meets == 'unseen angles'")
-        .mark_point(shape="diamond", size=70, filled=True, color=PALETTE[1])
-        .encode(x="pair:Q", y="scale:Q")
-    )
-    scale_chart = (scale + unseen).properties(
-        width=560,
-        height=170,
-        name="scale",
-        title="Frequency scale of each pair (vermilion diamonds: angles never met in training)",
-    )
-    turns_original = (
-        alt.Chart(data.table("turns", tables["turns"]))
-        .transform_filter(f"datum.geometry == {geometry}")
-        .transform_flatten(["turns_original"])
-        .transform_window(index="row_number()")
-        .transform_calculate(pair="datum.index - 1", context="'original context L'")
-        .mark_line(strokeDash=[5, 3])
-        .encode(
-            x=alt.X("pair:Q", title="pair i"),
-            y=alt.Y(
-                "turns_original:Q",
-                scale=alt.Scale(type="log"),
-                title="full turns",
-                axis=alt.Axis(
-                    values=[0.001, 0.01, 0.1, 1, 10, 100, 1000, 10000, 100000],
-                    format="~g",
-                ),
-            ),
-            color=alt.Color(
-                "context:N",
-                scale=alt.Scale(
-                    domain=["original context L", "target context sL"],
-                    range=[PALETTE[2], PALETTE[3]],
-                ),
-                title=None,
-                legend=alt.Legend(orient="bottom", direction="horizontal"),
-            ),
-        )
-    )
-    turns_target = (
-        settings.transform_calculate(context="'target context sL'")
-        .mark_line()
-        .encode(x="pair:Q", y="turns_target:Q", color="context:N")
-    )
-    one_turn = (
-        alt.Chart(data.table("one_turn", [{"turns": 1}]))
-        .mark_rule(color="#555555", strokeDash=[2, 2])
-        .encode(y="turns:Q")
-    )
-    turns_chart = (turns_original + turns_target + one_turn).properties(
-        width=560,
-        height=170,
-        name="turns",
-        title="Turns each pair makes (dotted: one turn)",
-    )
-    summary_source = settings.transform_filter("datum.pair == 0")
+    turns_table = data.table("turns", tables["turns"])
+    attention_table = data.table("attention", tables["attention"])
+    one_turn_table = data.table("one_turn", [{"turns": 1}])
     # The attention factor multiplies cos and sin. DeepSeek's attention (mscale_all_dim
     # set) also multiplies its softmax scale by yarn_mscale(s, mscale_all_dim)^2: say so.
     softmax_scale = {
@@ -179,34 +210,154 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     softmax_of = (
         "{" + ", ".join(f"'{n}': {v!r}" for n, v in softmax_scale.items()) + "}"
     )
-    softmax_note = (
-        f"(method == 'published' && isValid({softmax_of}[model]) ? "
-        f"' · softmax scale × ' + format({softmax_of}[model], '.4f') : '')"
-    )
-    attention_text = (
-        summary_source.transform_filter("method != 'yarn'")
-        .transform_calculate(
-            text="'s = ' + datum.factor + ' · cos/sin factor ' + "
-            f"format(datum.attention, '.4f') + {softmax_note} + ' · ' + "
-            "length(datum.unseen) + ' pairs meet unseen angles'"
+
+    def softmax_note(gap):
+        return (
+            f"(method == 'published' && isValid({softmax_of}[model]) ? "
+            f"{gap} + 'softmax scale × ' + format({softmax_of}[model], '.4f') : '')"
         )
-        .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
-        .encode(text="text:N", x=alt.value(0), y=alt.value(10))
-    )
-    yarn_attention = (
-        alt.Chart(data.table("attention", tables["attention"]))
-        .transform_filter("method == 'yarn' && datum.factor == factor")
-        .transform_calculate(
-            text="'s = ' + datum.factor + ' · cos/sin factor ' + "
-            "format(datum.attention, '.4f') + ' (YaRN)'"
+
+    def setting_text(line_length):
+        return (
+            f"(method == 'published' ? 'published: ' + {published_of(line_length)} : "
+            f"{name_of}[method] + "
+            "(method == 'none' ? '' : ', s = ' + factor))"
         )
-        .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
-        .encode(text="text:N", x=alt.value(0), y=alt.value(10))
+
+    def build(narrow: bool) -> alt.VConcatChart:
+        width = NARROW_WIDTH - 70 if narrow else 560
+        # The summary: the setting on its first line, then the factors (on a phone each
+        # on its own line, the published options two to a line).
+        gap = "'\\n'" if narrow else "' · '"
+        setting = setting_text(34 if narrow else None)
+        settings = (
+            alt.Chart(settings_table)
+            .transform_filter(chosen)
+            .transform_flatten(["scale", "turns_target"])
+            .transform_window(index="row_number()")
+            .transform_calculate(
+                pair="datum.index - 1",
+                meets="indexof(datum.unseen, datum.index - 1) >= 0 ? "
+                "'unseen angles' : 'seen'",
+            )
+        )
+        scale = settings.mark_line(
+            color=PALETTE[0], point=alt.OverlayMarkDef(size=18)
+        ).encode(
+            x=alt.X("pair:Q", title="pair i"),
+            y=alt.Y(
+                "scale:Q",
+                scale=alt.Scale(type="log"),
+                title="θ′ᵢ / θᵢ",
+                axis=alt.Axis(values=[0.01, 0.03, 0.1, 0.3, 1], format="~g"),
+            ),
+        )
+        unseen = (
+            settings.transform_filter("datum.meets == 'unseen angles'")
+            .mark_point(shape="diamond", size=70, filled=True, color=PALETTE[1])
+            .encode(x="pair:Q", y="scale:Q")
+        )
+        scale_chart = (scale + unseen).properties(
+            width=width,
+            height=150 if narrow else 170,
+            name="scale",
+            title=[
+                "Frequency scale of each pair",
+                "(vermilion diamonds: angles never",
+                "met in training)",
+            ]
+            if narrow
+            else "Frequency scale of each pair (vermilion diamonds: angles never met in "
+            "training)",
+        )
+        turns_original = (
+            alt.Chart(turns_table)
+            .transform_filter(f"datum.geometry == {geometry}")
+            .transform_flatten(["turns_original"])
+            .transform_window(index="row_number()")
+            .transform_calculate(pair="datum.index - 1", context="'original context L'")
+            .mark_line(strokeDash=[5, 3])
+            .encode(
+                x=alt.X("pair:Q", title="pair i"),
+                y=alt.Y(
+                    "turns_original:Q",
+                    scale=alt.Scale(type="log"),
+                    title="full turns",
+                    axis=alt.Axis(
+                        values=[0.001, 0.01, 0.1, 1, 10, 100, 1000, 10000, 100000],
+                        format="~g",
+                    ),
+                ),
+                color=alt.Color(
+                    "context:N",
+                    scale=alt.Scale(
+                        domain=["original context L", "target context sL"],
+                        range=[PALETTE[2], PALETTE[3]],
+                    ),
+                    title=None,
+                    legend=alt.Legend(orient="bottom", direction="horizontal"),
+                ),
+            )
+        )
+        turns_target = (
+            settings.transform_calculate(context="'target context sL'")
+            .mark_line()
+            .encode(x="pair:Q", y="turns_target:Q", color="context:N")
+        )
+        one_turn = (
+            alt.Chart(one_turn_table)
+            .mark_rule(color="#555555", strokeDash=[2, 2])
+            .encode(y="turns:Q")
+        )
+        turns_chart = (turns_original + turns_target + one_turn).properties(
+            width=width,
+            height=150 if narrow else 170,
+            name="turns",
+            title="Turns each pair makes (dotted: one turn)",
+        )
+        summary_source = settings.transform_filter("datum.pair == 0")
+        text = alt.Text("text:N")
+        # lines stack upwards from the bottom, so the summary sits on the plots; a phone's
+        # summary has up to six lines (DeepSeek-V3: three of its setting, three of factors)
+        summary_height = 96 if narrow else 36
+        line = {
+            "align": "left",
+            "baseline": "bottom",
+            "fontSize": 13,
+            "fontWeight": "bold",
+            "lineBreak": "\n",
+        }
+        # YaRN draws NTK-by-parts' rows (the same frequencies, the same unseen pairs) with
+        # its own attention factor, looked up by s in the table "attention".
+        summary = (
+            summary_source.transform_lookup(
+                lookup="factor",
+                from_=alt.LookupData(
+                    data=attention_table, key="factor", fields=["attention"]
+                ),
+                as_=["yarn_attention"],
+            )
+            .transform_calculate(
+                text=f"{setting} + '\\n' + 'cos/sin factor ' + format(method == 'yarn' ? "
+                "datum.yarn_attention : datum.attention, '.4f') + "
+                f"{softmax_note(gap)} + {gap} + "
+                "length(datum.unseen) + ' pairs meet unseen angles'"
+            )
+            .mark_text(**line)
+            .encode(text=text, x=alt.value(0), y=alt.value(summary_height))
+            .properties(width=width, height=summary_height, name="summary")
+        )
+        chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(
+            chosen_model, method, factor, beta_fast, beta_slow, truncate, low, high
+        )
+        return styled(chart.properties(datasets=data))
+
+    return responsive(
+        build(False),
+        build(True),
+        wide_width=680,
+        controls={
+            "param": "method",
+            "shown": {m: CONTROLS_OF[m] for m in EXPLORER_METHODS},
+        },
     )
-    summary = (attention_text + yarn_attention).properties(
-        width=560, height=20, name="summary"
-    )
-    chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(
-        chosen_model, method, factor, beta_fast, beta_slow, truncate, low, high
-    )
-    return styled(chart.properties(datasets=data))

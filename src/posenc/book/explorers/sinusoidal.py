@@ -6,8 +6,29 @@ from collections.abc import Sequence
 
 import altair as alt
 
-from posenc.book.explorers.vega import Datasets, menu, styled
+from posenc.book.explorers.vega import NARROW_WIDTH, Datasets, menu, responsive, styled
 from posenc.book.plotting import PALETTE
+
+#: The wide layout's width: the picture and, below it, the two small panels side by side.
+_WIDE = {"picture": 560, "panel": 250, "row_height": 64, "panel_height": 140}
+#: The phone's: every panel the same width, one under another.
+_NARROW = {
+    "picture": NARROW_WIDTH - 70,
+    "panel": NARROW_WIDTH - 70,
+    "row_height": 72,
+    "panel_height": 120,
+}
+
+
+def _picture_title(narrow: bool) -> alt.TitleParams:
+    title = "PE(p): one column per position, one row per dimension"
+    sample = "(a sample of the pairs when d_model > 32)"
+    if narrow:
+        return alt.TitleParams(
+            ["PE(p): one column per position,", "one row per dimension"],
+            subtitle=sample,
+        )
+    return alt.TitleParams(title, subtitle=sample)
 
 
 def sinusoidal_explorer(
@@ -21,6 +42,9 @@ def sinusoidal_explorer(
 
     Data: :func:`posenc.book.explorer_grids.sinusoidal_grid` over ``d_models`` x ``bases``;
     the reader's choice selects one (d_model, base) of it. Starts at (``d_model``, ``base``).
+    The heatmap is drawn as the chapter draws the table: one column per position, one row per
+    dimension, the sines of the pairs above and their cosines below (a sample of the pairs
+    when there are more than 16). On a phone the three panels stack (:func:`responsive`).
     """
     from posenc.book.explorer_grids import sinusoidal_grid
 
@@ -28,61 +52,118 @@ def sinusoidal_explorer(
     data = Datasets()
     chosen_d = menu("d_model", "d_model ", d_models, d_model)
     chosen_base = menu("base", "base ", bases, base)
-    choice = "datum.d == d_model && datum.base == base"
-    heat_data, heat_columns = data.packed("heatmap", tables["heatmap"], ["d", "base"])
-    heatmap = (
-        alt.Chart(heat_data, title="PE[p, 2i]: the sine of each pair")
-        .transform_filter(choice)
-        .transform_flatten(heat_columns)
-        .mark_rect()
-        .encode(
-            x=alt.X(
-                "pair:O",
-                title="pair i (a sample of the pairs, evenly spaced)",
-                axis=alt.Axis(labelOverlap="greedy", labelAngle=0),
-            ),
-            y=alt.Y(
-                "p:O", title="position p", axis=alt.Axis(values=list(range(0, 64, 8)))
-            ),
-            color=alt.Color(
-                "value:Q",
-                scale=alt.Scale(scheme="redblue", reverse=True, domain=[-1, 1]),
-                title="value",
-            ),
-        )
-        .properties(width=560, height=192, name="heatmap")
+    # Each row of the picture is one (kind, pair) over the positions 0, 1, ...: stored as the
+    # list of its values, in position order, the position being the place in the list.
+    cells = tables["heatmap"]
+    previous = [-1] + [r["p"] for r in cells[:-1]]
+    if any(r["p"] not in (0, before + 1) for r, before in zip(cells, previous)):
+        raise ValueError("the heatmap's rows must list positions 0, 1, ... in order")
+    heat_data, heat_columns = data.packed(
+        "heatmap",
+        [{k: v for k, v in r.items() if k != "p"} for r in cells],
+        ["d", "base", "kind", "pair"],
     )
     wave_data, wave_columns = data.packed(
         "wavelengths", tables["wavelengths"], ["d", "base"]
     )
-    waves = (
-        alt.Chart(wave_data, title="Wavelength of pair i, in positions")
-        .transform_filter(choice)
-        .transform_flatten(wave_columns)
-        .mark_line(point=alt.OverlayMarkDef(size=12), color=PALETTE[0])
-        .encode(
-            x=alt.X("pair:Q", title="pair i"),
-            y=alt.Y(
-                "wavelength:Q",
-                scale=alt.Scale(type="log"),
-                title="wavelength",
-                axis=alt.Axis(values=[1, 10, 100, 1000, 10000, 100000], format="~s"),
-            ),
-        )
-        .properties(width=250, height=140, name="wavelengths")
-    )
     dot_data, dot_columns = data.packed("dot", tables["dot"], ["d", "base"])
-    dots = (
-        alt.Chart(dot_data, title="PE(p) · PE(p + k) against the offset k")
-        .transform_filter(choice)
-        .transform_flatten(dot_columns)
-        .mark_line(color=PALETTE[1], strokeDash=[5, 2])
-        .encode(
-            x=alt.X("offset:Q", title="offset k"), y=alt.Y("dot:Q", title="dot product")
+    num_positions = max(r["p"] for r in cells) + 1
+
+    def build(size: dict, narrow: bool) -> alt.VConcatChart:
+        choice = "datum.d == d_model && datum.base == base"
+        heatmap = (
+            alt.Chart(heat_data)
+            .transform_filter(choice)
+            .transform_flatten(heat_columns)
+            .transform_window(index="row_number()", groupby=["kind", "pair"])
+            .transform_calculate(p="datum.index - 1")
+            .mark_rect()
+            .encode(
+                x=alt.X(
+                    "p:O",
+                    title="position p",
+                    axis=alt.Axis(
+                        values=list(range(0, num_positions, 8)), labelAngle=0
+                    ),
+                ),
+                y=alt.Y(
+                    "pair:O",
+                    title="pair i",
+                    axis=alt.Axis(labelOverlap="greedy", labelFontSize=9),
+                ),
+                row=alt.Row(
+                    "kind:N",
+                    sort=["sin", "cos"],
+                    title=None,
+                    header=alt.Header(
+                        labelExpr="datum.value == 'sin' ? 'sines sin(p ωᵢ)' : "
+                        "'cosines cos(p ωᵢ)'",
+                        labelAngle=0,
+                        labelAlign="left",
+                        labelAnchor="start",
+                        labelOrient="top",
+                        labelPadding=2,
+                    ),
+                ),
+                color=alt.Color(
+                    "value:Q",
+                    scale=alt.Scale(scheme="redblue", reverse=True, domain=[-1, 1]),
+                    title="PE(p)",
+                    # In a stack of panels a legend goes beside the whole stack: on a phone
+                    # it goes above it instead, not beside it.
+                    legend=alt.Legend(
+                        orient="top" if narrow else "right",
+                        direction="horizontal" if narrow else "vertical",
+                        gradientLength=120,
+                        values=[-1, 0, 1],
+                    ),
+                ),
+            )
+            .properties(
+                width=size["picture"],
+                height=size["row_height"],
+                name="heatmap",
+                title=_picture_title(narrow),
+            )
         )
-        .properties(width=250, height=140, name="dot")
-    )
-    chart = alt.vconcat(heatmap, alt.hconcat(waves, dots)).add_params(
-        chosen_d, chosen_base
-    )
-    return styled(chart.properties(datasets=data))
+        waves = (
+            alt.Chart(wave_data, title="Wavelength of pair i, in positions")
+            .transform_filter(choice)
+            .transform_flatten(wave_columns)
+            .mark_line(point=alt.OverlayMarkDef(size=12), color=PALETTE[0])
+            .encode(
+                x=alt.X("pair:Q", title="pair i"),
+                y=alt.Y(
+                    "wavelength:Q",
+                    scale=alt.Scale(type="log"),
+                    title="wavelength",
+                    axis=alt.Axis(
+                        values=[1, 10, 100, 1000, 10000, 100000], format="~s"
+                    ),
+                ),
+            )
+            .properties(
+                width=size["panel"], height=size["panel_height"], name="wavelengths"
+            )
+        )
+        dots = (
+            alt.Chart(
+                dot_data,
+                title="PE(p) · PE(p + k) against the offset k",
+            )
+            .transform_filter(choice)
+            .transform_flatten(dot_columns)
+            .mark_line(color=PALETTE[1], strokeDash=[5, 2])
+            .encode(
+                x=alt.X("offset:Q", title="offset k"),
+                y=alt.Y("dot:Q", title="dot product"),
+            )
+            .properties(width=size["panel"], height=size["panel_height"], name="dot")
+        )
+        panels = (
+            [heatmap, waves, dots] if narrow else [heatmap, alt.hconcat(waves, dots)]
+        )
+        chart = alt.vconcat(*panels).add_params(chosen_d, chosen_base)
+        return styled(chart.properties(datasets=data))
+
+    return responsive(build(_WIDE, False), build(_NARROW, True), wide_width=680)

@@ -77,6 +77,108 @@ def still_png(chart: alt.TopLevelMixin) -> bytes:
     return vl_convert.vegalite_to_png(chart.to_dict(), scale=1, vl_version=version)
 
 
+#: The widest explorer drawing that fits a 390 px phone: its article column (358 px) less the
+#: strip at the right edge that the back-to-top button takes (book/_static/book.css).
+NARROW_WIDTH = 320
+
+
+def responsive(
+    wide: alt.TopLevelMixin,
+    narrow: alt.TopLevelMixin,
+    *,
+    wide_width: int,
+    controls: dict | None = None,
+) -> alt.TopLevelMixin:
+    """``wide`` carrying ``narrow``, the same explorer laid out for a phone, in its ``usermeta``.
+
+    Both layouts draw the same tables (``narrow``'s are dropped: the page stores them once);
+    the page draws ``wide`` where the explorer's box is at least ``wide_width`` px wide and
+    ``narrow`` elsewhere, and switches, keeping the controls' values, when the box is resized.
+    ``controls``: ``{"param": p, "shown": {value: [names]}}`` shows, while the parameter
+    ``p`` has a value, only the bound controls listed for it among those listed for any value
+    (so a method's options appear only with that method).
+    """
+    wide_spec, narrow_spec = wide.to_dict(), narrow.to_dict()
+    if narrow_spec.pop("datasets", None) != wide_spec.get("datasets"):
+        raise ValueError("narrow must draw the same tables as wide")
+    meta: dict = {"narrow": narrow_spec, "wide_width": int(wide_width)}
+    if controls is not None:
+        bound = {p["name"] for p in wide_spec.get("params", []) if "bind" in p}
+        named = {controls["param"]} | {
+            name for names in controls["shown"].values() for name in names
+        }
+        if not named <= bound:
+            raise ValueError(f"controls names unbound parameters: {named - bound}")
+        meta["controls"] = controls
+    return wide.properties(usermeta={"posenc": meta})
+
+
+# The page's script: draws the layout that fits the box (responsive), puts the controls in
+# the box above the drawing, shows only the controls that apply, redraws on a resize that
+# changes the layout. It computes nothing the reader sees: every number is in the spec.
+_SCRIPT = """(function () {
+  var spec = %(spec)s;
+  var options = %(options)s;
+  var meta = (spec.usermeta || {}).posenc || {};
+  var view = null, layout = null;
+  function root() { return document.getElementById("%(element)s"); }
+  function specFor(kind, values) {
+    var base = kind === "narrow" ? Object.assign({}, meta.narrow, {datasets: spec.datasets}) : spec;
+    var params = (base.params || []).map(function (p) {
+      return p.bind && !p.select && p.name in values ? Object.assign({}, p, {value: values[p.name]}) : p;
+    });
+    return Object.assign({}, base, {params: params});
+  }
+  function values() {
+    var carried = {};
+    if (!view) { return carried; }
+    (spec.params || []).forEach(function (p) {
+      if (p.bind && !p.select) { try { carried[p.name] = view.signal(p.name); } catch (e) {} }
+    });
+    return carried;
+  }
+  function showControls() {
+    if (!meta.controls || !view) { return; }
+    var shown = meta.controls.shown[view.signal(meta.controls.param)] || [];
+    var listed = [].concat.apply([], Object.values(meta.controls.shown));
+    root().querySelectorAll(".vega-bind").forEach(function (bind) {
+      var input = bind.querySelector("[name]");
+      var name = input ? input.getAttribute("name") : null;
+      if (listed.indexOf(name) >= 0) { bind.hidden = shown.indexOf(name) < 0; }
+    });
+  }
+  function draw() {
+    if (!window.vegaEmbed) { return; }
+    var box = root();
+    var kind = meta.narrow && box.clientWidth < meta.wide_width ? "narrow" : "wide";
+    if (kind === layout) { return; }
+    var carried = values();
+    layout = kind;
+    if (view) { view.finalize(); view = null; }
+    var controls = box.querySelector(".posenc-explorer-controls");
+    controls.innerHTML = "";
+    window.vegaEmbed(box.querySelector(".posenc-explorer-live"), specFor(kind, carried),
+                     Object.assign({bind: controls}, options))
+      .then(function (result) {
+        view = result.view;
+        box.dataset.layout = kind;
+        var still = box.querySelector(".posenc-explorer-still");
+        if (still) { still.remove(); }
+        showControls();
+        if (meta.controls) { view.addSignalListener(meta.controls.param, showControls); }
+      })
+      .catch(function (error) { console.error(error); });
+  }
+  var pending = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(pending);
+    pending = setTimeout(draw, 150);
+  });
+  if (document.readyState === "complete") { draw(); }
+  else { window.addEventListener("load", draw); }
+})();"""
+
+
 def explorer_html(chart: alt.TopLevelMixin, name: str, description: str):
     """The explorer as HTML for a notebook output (``IPython.display.HTML``).
 
@@ -84,7 +186,8 @@ def explorer_html(chart: alt.TopLevelMixin, name: str, description: str):
     ``description``: what the explorer shows, read by screen readers (``aria-label``) and the
     alt text of its still. The element first holds a still of the starting state
     (:func:`still_png`), which stays with scripts off and in print; when the page has loaded
-    Vega, the live explorer replaces it. The specification is written with sorted keys and
+    Vega, the live explorer replaces it, its controls above the drawing, in the layout that
+    fits the box (:func:`responsive`). The specification is written with sorted keys and
     no spaces, so a stored output is the same on every run (the still's PNG bytes depend on
     the machine's fonts: ``book/nbval_sanitize.cfg`` replaces embedded PNGs).
     """
@@ -103,30 +206,15 @@ def explorer_html(chart: alt.TopLevelMixin, name: str, description: str):
     element = f"explorer-{name}"
     label = html.escape(description, quote=True)
     still = base64.b64encode(still_png(chart)).decode("ascii")
+    script = _SCRIPT % {"spec": spec, "options": options, "element": element}
     return HTML(
         f'<div class="posenc-explorer" id="{element}" role="figure" aria-label="{label}">\n'
+        '<div class="posenc-explorer-controls vega-bindings"></div>\n'
         f'<div class="posenc-explorer-still"><img src="data:image/png;base64,{still}" '
         f'alt="{label} (the starting state; with scripts on, the controls move it)"></div>\n'
         '<div class="posenc-explorer-live"></div>\n'
         "</div>\n"
-        '<script type="text/javascript">\n'
-        "(function () {\n"
-        f"  var spec = {spec};\n"
-        "  function draw() {\n"
-        "    if (!window.vegaEmbed) { return; }\n"
-        f'    var root = document.getElementById("{element}");\n'
-        '    window.vegaEmbed(root.querySelector(".posenc-explorer-live"), spec, '
-        f"{options})\n"
-        "      .then(function () {\n"
-        '        var still = root.querySelector(".posenc-explorer-still");\n'
-        "        if (still) { still.remove(); }\n"
-        "      })\n"
-        "      .catch(function (error) { console.error(error); });\n"
-        "  }\n"
-        '  if (document.readyState === "complete") { draw(); }\n'
-        '  else { window.addEventListener("load", draw); }\n'
-        "})();\n"
-        "</script>"
+        f'<script type="text/javascript">\n{script}\n</script>'
     )
 
 
@@ -137,7 +225,12 @@ def styled(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
         .configure_legend(labelFontSize=11, titleFontSize=12, symbolSize=120)
         .configure_title(fontSize=13)
         .configure_view(strokeWidth=0)
-        .configure_header(labelFontSize=12, titleFontSize=12)
+        .configure_header(
+            labelFontSize=12,
+            titleFontSize=12,
+            labelFont="sans-serif",
+            titleFont="sans-serif",
+        )
     )
 
 
