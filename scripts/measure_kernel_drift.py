@@ -116,7 +116,7 @@ probe_values = [errors["bfloat16"][i_bf - 1] - 1.0, errors["bfloat16"][i_bf] - 1
 """,
         ),
         (
-            "4c09d2cd",
+            "940cdfb5",
             "numpy float32 apply_rope at 2e6 vs float64",
             "< 1e-5 (assert)",
             """
