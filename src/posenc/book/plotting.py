@@ -48,6 +48,19 @@ BOOK_STYLE = {
 SMALLEST_FONT_POINTS = 9
 
 
+#: The name a reader sees for each method of :func:`posenc.rope_scaling` (chapter 5's names):
+#: figures, tables and explorers print these, never the code's keys.
+METHOD_NAMES = {
+    "none": "no scaling",
+    "linear": "Position Interpolation",
+    "ntk": "NTK-aware",
+    "dynamic": "dynamic NTK",
+    "ntk_by_parts": "NTK-by-parts",
+    "yarn": "YaRN",
+    "llama3": "Llama 3.1",
+    "longrope": "LongRoPE",
+}
+
 #: Chapter 6's methods: colour (Okabe-Ito), marker and line style, apart in greyscale too.
 METHOD_STYLE = {
     "none": (PALETTE[6], "o", ":"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import altair as alt
 
+from posenc.book import plotting
 from posenc.book.explorers.vega import (
     NARROW_WIDTH,
     Datasets,
@@ -29,17 +30,7 @@ def _explorer_methods() -> tuple[str, ...]:
 EXPLORER_METHODS = _explorer_methods()
 
 #: Each method under chapter 5's name, as the explorer's menu and its summary line say it.
-METHOD_NAMES = {
-    "published": "as published by the model",
-    "none": "no scaling",
-    "linear": "Position Interpolation",
-    "ntk": "NTK-aware",
-    "dynamic": "dynamic NTK",
-    "ntk_by_parts": "NTK-by-parts",
-    "yarn": "YaRN",
-    "llama3": "Llama 3.1",
-    "longrope": "LongRoPE",
-}
+METHOD_NAMES = {"published": "as published by the model", **plotting.METHOD_NAMES}
 
 #: The options the explorer has a control for (on the grid of
 #: :mod:`posenc.book.explorer_grids`), in the order the controls appear.
