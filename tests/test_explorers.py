@@ -420,3 +420,38 @@ def test_experiment_grid_bins_by_the_middle_of_each_distance_bin():
     assert (mean["low"], mean["high"]) == (min(per_seed), max(per_seed))
     with pytest.raises(ValueError, match="results_by_seed"):
         grids.experiment_grid({})
+
+
+def test_experiment_explorer_names_methods_as_the_chapter_and_draws_the_floor():
+    from pathlib import Path
+
+    from posenc.book.plotting import METHOD_NAMES, METHOD_STYLE
+    from posenc.experiments import analysis
+    from posenc.experiments.config import DEFAULT_DIR
+
+    root = Path(__file__).resolve().parents[1] / DEFAULT_DIR
+    results = {seed: analysis.read_results(root / f"seed_{seed}") for seed in (0, 1)}
+    floor = {n: 0.1 + n / 10_000 for n in (128, 256, 512, 1024)}
+    spec = explorers.experiment_explorer(
+        results, train_length=128, styles=METHOD_STYLE, floor=floor
+    ).to_dict()
+    drawn = {row["method"] for row in spec["datasets"]["by_length"]}
+    chapter = ["none", "linear", "ntk", "dynamic", "ntk_by_parts", "yarn"]
+    assert drawn == {METHOD_NAMES[m] for m in chapter}
+    assert not any("_" in name for name in drawn)
+    text = json.dumps(spec)
+    # the legend lists them in the chapter's order, each in its figure colour
+    domain = [METHOD_NAMES[m] for m in chapter]
+    colours = [METHOD_STYLE[m][0] for m in chapter]
+    assert json.dumps({"domain": domain, "range": colours})[1:-1] in text
+    assert spec["datasets"]["floor"] == [
+        {"length": n, "floor": value} for n, value in floor.items()
+    ]
+    assert (
+        text.count('"data": {"name": "floor"}') == 4
+    )  # line and rule, wide and narrow
+    assert "no marker matching" in text
+    without = explorers.experiment_explorer(results, train_length=128).to_dict()
+    assert "floor" not in without["datasets"]
+    with pytest.raises(ValueError, match="floor must give every drawn length"):
+        explorers.experiment_explorer(results, train_length=128, floor={128: 0.2})

@@ -145,7 +145,7 @@ CHECKS = {
     "experiment": {
         "move": [("view", "seeds"), ("length", "256")],
         "set": [("view", "mean and spread")],
-        "mark": {"length (tokens)": 1024, "method (click to pick)": "yarn"},
+        "mark": {"length (tokens)": 1024, "method (click to pick)": "YaRN"},
         "read": "accuracy",
         "expected": _expected_yarn_mean,
     },

@@ -11,7 +11,7 @@ from posenc.book.explorers.vega import (
     responsive,
     styled,
 )
-from posenc.book.plotting import PALETTE
+from posenc.book.plotting import METHOD_NAMES, PALETTE
 
 #: matplotlib line styles and markers as Vega dash patterns and point shapes.
 _DASH_OF = {"-": [1, 0], "--": [6, 3], "-.": [6, 2, 1, 2], ":": [1, 2]}
@@ -31,6 +31,7 @@ def experiment_explorer(
     bin_width: int = 64,
     train_length: int,
     styles: dict[str, tuple[str, str, str]] | None = None,
+    floor: dict[int, float] | None = None,
 ) -> alt.VConcatChart:
     """Toggle methods; see accuracy against length and against distance, per seed or as a band.
 
@@ -39,13 +40,20 @@ def experiment_explorer(
     spread" the mean with a band from the lowest to the highest seed. ``train_length``: L,
     for the length axis and the distance panel's menu (2L, 4L, 8L). ``styles``: method ->
     (colour, matplotlib marker, matplotlib line style), so the explorer draws each method as
-    the chapter's figures do (default: the book's palette in method order).
+    the chapter's figures do (default: the book's palette in method order). ``floor``:
+    length -> the accuracy of guessing without matching the query marker, drawn as a grey
+    dashed line against the length and as a rule at the chosen length (None: not drawn).
+    The legend names each method as the chapter does (``METHOD_NAMES``).
     """
     from posenc.book.explorer_grids import experiment_grid
 
     tables = experiment_grid(results_by_seed, bin_width)
     data = Datasets()
-    methods = sorted({row["method"] for row in tables["by_length"]})
+    present = {row["method"] for row in tables["by_length"]}
+    # the chapter's order of the methods, then any other in alphabetical order
+    codes = [m for m in METHOD_NAMES if m in present] + sorted(
+        present - set(METHOD_NAMES)
+    )
     view = menu("view", "show ", ["seeds", "mean and spread"], "mean and spread", True)
     lengths = [train_length * k for k in (2, 4, 8)]
     length = alt.param(
@@ -59,14 +67,24 @@ def experiment_explorer(
     )
     picked = alt.selection_point(name="picked", fields=["method"], bind="legend")
     if styles is None:
-        styles = {
-            m: (PALETTE[k % len(PALETTE)], "o", "-") for k, m in enumerate(methods)
-        }
-    missing = sorted(set(methods) - set(styles))
+        styles = {m: (PALETTE[k % len(PALETTE)], "o", "-") for k, m in enumerate(codes)}
+    missing = sorted(set(codes) - set(styles))
     if missing:
         raise ValueError(f"styles must give every method a style, missing {missing}")
-    by_length_table = data.table("by_length", tables["by_length"])
-    by_distance_table = data.table("by_distance", tables["by_distance"])
+    # the drawing and its legend name each method as the chapter does
+    methods = [METHOD_NAMES.get(m, m) for m in codes]
+    styles = {METHOD_NAMES.get(m, m): styles[m] for m in codes}
+    by_length_table = data.table("by_length", _named(tables["by_length"]))
+    by_distance_table = data.table("by_distance", _named(tables["by_distance"]))
+    drawn_lengths = sorted({row["length"] for row in tables["by_length"]})
+    if floor is not None:
+        missing = sorted(set(drawn_lengths) - set(floor))
+        if missing:
+            raise ValueError(f"floor must give every drawn length, missing {missing}")
+        floor_table = data.table(
+            "floor",
+            [{"length": n, "floor": float(floor[n])} for n in drawn_lengths],
+        )
 
     def build(narrow: bool) -> alt.VConcatChart:
         colour = alt.Color(
@@ -159,6 +177,8 @@ def experiment_explorer(
             if narrow
             else "Accuracy over all needles against the length",
         ).add_params(picked)
+        if floor is not None:
+            by_length = by_length + _floor_line(floor_table, "length:Q")
         by_distance = panels(
             by_distance_table,
             alt.X(
@@ -172,6 +192,8 @@ def experiment_explorer(
             else "Accuracy against the distance, at the chosen length",
             "datum.length == length",
         )
+        if floor is not None:
+            by_distance = by_distance + _floor_rule(floor_table)
         chart = alt.vconcat(
             by_length.properties(name="by_length"),
             by_distance.properties(name="by_distance"),
@@ -179,3 +201,47 @@ def experiment_explorer(
         return styled(chart.properties(datasets=data))
 
     return responsive(build(False), build(True), wide_width=680)
+
+
+def _named(rows: list[dict]) -> list[dict]:
+    """The grid's rows with each method under the chapter's name."""
+    return [
+        {**row, "method": METHOD_NAMES.get(row["method"], row["method"])}
+        for row in rows
+    ]
+
+
+_FLOOR_STYLE = {"color": "#4d4d4d", "strokeDash": [5, 3], "strokeWidth": 1.5}
+_FLOOR_TITLE = "no marker matching"
+
+
+def _floor_line(table: alt.NamedData, x: str) -> alt.LayerChart:
+    """The floor against the length: a grey dashed line, named at the shortest length."""
+    base = alt.Chart(table).encode(
+        x=alt.X(x),
+        y=alt.Y("floor:Q"),
+        tooltip=[alt.Tooltip("floor:Q", title=_FLOOR_TITLE)],
+    )
+    line = base.mark_line(
+        **_FLOOR_STYLE,
+        point=alt.OverlayMarkDef(size=16, filled=True, color=_FLOOR_STYLE["color"]),
+    )
+    label = (  # above the line at the shortest length, where no method's line passes
+        base.transform_window(rank="rank()", sort=[alt.SortField("length")])
+        .transform_filter("datum.rank == 1")
+        .mark_text(align="left", dx=4, dy=-8, fontSize=11, color="#333333")
+        .encode(text=alt.value(_FLOOR_TITLE))
+    )
+    return line + label
+
+
+def _floor_rule(table: alt.NamedData) -> alt.LayerChart:
+    """The floor at the chosen length, across the distance panel."""
+    base = alt.Chart(table).transform_filter("datum.length == length")
+    rule = base.mark_rule(**_FLOOR_STYLE).encode(
+        y=alt.Y("floor:Q"), tooltip=[alt.Tooltip("floor:Q", title=_FLOOR_TITLE)]
+    )
+    label = base.mark_text(
+        align="left", x=4, dy=-8, fontSize=11, color="#333333"
+    ).encode(y=alt.Y("floor:Q"), text=alt.value(_FLOOR_TITLE))
+    return rule + label
