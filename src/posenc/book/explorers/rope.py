@@ -27,7 +27,7 @@ def rope_explorer(
     Data: :func:`posenc.book.explorer_grids.rope_pairs_grid` for positions
     0 .. num_positions - 1 in both layouts. Top: each pair of the rotated query (solid) and
     key (dashed) as arrows from the origin. Bottom: the score for every (m, n), the chosen
-    one circled; its stripes run along m - n = constant, the score's only dependence.
+    one circled; its stripes run along n - m = constant, the score's only dependence.
     On a phone the four pairs are two rows of two and the board is smaller
     (:func:`~posenc.book.explorers.vega.responsive`).
     """
@@ -131,7 +131,9 @@ def rope_explorer(
         ).encode(x="key_position:O", y="query_position:O")
         label = (
             here.transform_calculate(
-                text="'q·k = ' + format(datum.score, '.4f') + ' at m − n = ' + datum.offset"
+                # the grid's offset is m - n; the chapter writes n - m
+                text="'q·k = ' + format(datum.score, '.4f')"
+                " + ' at n − m = ' + (-datum.offset)"
             )
             .mark_text(align="left", baseline="bottom", fontSize=13, fontWeight="bold")
             .encode(x=alt.value(0), y=alt.value(-8), text="text:N")
