@@ -330,7 +330,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
             )
             .transform_calculate(
                 text=f"{setting} + '\\n' + 'cos/sin factor ' + format(method == 'yarn' ? "
-                "datum.yarn_attention : datum.attention, '.4f') + "
+                "datum.yarn_attention : datum.attention, '.4~r') + "
                 f"{softmax_note(gap)} + {gap} + "
                 "length(datum.unseen) + ' pairs meet unseen angles'"
             )
