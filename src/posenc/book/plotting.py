@@ -77,7 +77,7 @@ METHOD_NAMES = {
     "longrope": "LongRoPE",
 }
 
-#: Chapter 6's methods: colour (Okabe-Ito), marker and line style, apart in greyscale too.
+#: Chapter 6's methods (and Llama 3.1's rule, scored on real text): colour (Okabe-Ito), marker and line style, apart in greyscale too.
 METHOD_STYLE = {
     "none": (PALETTE[6], "o", ":"),
     "linear": (PALETTE[1], "v", "-"),
@@ -85,6 +85,7 @@ METHOD_STYLE = {
     "dynamic": (PALETTE[3], "D", "-."),
     "ntk_by_parts": (PALETTE[2], "^", "-"),
     "yarn": (PALETTE[4], "x", "--"),
+    "llama3": (PALETTE[5], "P", (0, (8, 2))),
 }
 
 
