@@ -3,8 +3,8 @@
 For each explorer, on its page already loaded by ``test_page_reads_like_a_book``: it draws,
 two of its controls change the drawing, a drawn value agrees with posenc, it shows the
 controls that apply (and only those), and on a 390 x 844 phone it fits: what it draws and its
-controls lie within the screen, the controls sit above the drawing, keep their values when the
-layout changes, and nothing covers a control wherever the reader scrolls it to (the theme's
+controls lie within the screen, the controls sit above the drawing with no blank band under
+them, keep their values when the layout changes, and nothing covers a control wherever the reader scrolls it to (the theme's
 "back to top" button appears when the reader scrolls up).
 
 The explorers are found in the built pages (``div.posenc-explorer``); each one the book shows
@@ -321,8 +321,16 @@ _LAYOUT = """(id) => {
         .map(e => ({name: e.name + (e.type === 'radio' ? '=' + e.value : ''), ...box(e)}));
     const binds = [...root.querySelectorAll('.vega-bind')].filter(e => e.offsetParent !== null)
         .map(e => ({name: (e.querySelector('[name]') || {}).name, ...box(e)}));
-    return {drawn, controls, binds};
+    // The top of the first thing drawn (text or line, not the empty background).
+    const inked = [...root.querySelectorAll('svg text, svg path, svg line')]
+        .filter(e => !e.closest('.background') && e.getAttribute('class') !== 'background')
+        .map(box).filter(r => r.width > 0 && r.height > 0);
+    const ink_top = inked.length ? Math.min(...inked.map(r => r.top)) : null;
+    return {drawn, controls, binds, ink_top};
 }"""
+
+#: The most blank space a phone may show between the controls and the first thing drawn.
+MAX_PHONE_GAP = 40
 
 #: Scroll the page up past the controls in steps of 16 px, from every control just under the
 #: page's sticky header to every control at the bottom of the screen (the reader scrolling up:
@@ -413,6 +421,13 @@ def phone_problems(page, name: str) -> list[str]:
     below = [c["name"] for c in layout["controls"] if c["bottom"] > drawing_top + 0.5]
     if below:
         problems.append(f"{name}: controls below the top of the drawing: {below}")
+    if layout["controls"] and layout["ink_top"] is not None:
+        gap = layout["ink_top"] - max(c["bottom"] for c in layout["controls"])
+        if gap > MAX_PHONE_GAP:
+            problems.append(
+                f"{name}: a blank band of {gap:.0f} px between the controls and the "
+                f"drawing on a phone (at most {MAX_PHONE_GAP})"
+            )
     after = _control_values(page, element)
     changed = {k: (v, after.get(k)) for k, v in values.items() if after.get(k) != v}
     if changed:

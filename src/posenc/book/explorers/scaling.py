@@ -308,12 +308,16 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         )
         summary_source = settings.transform_filter("datum.pair == 0")
         text = alt.Text("text:N")
-        # lines stack upwards from the bottom, so the summary sits on the plots; a phone's
-        # summary has up to six lines (DeepSeek-V3: three of its setting, three of factors)
-        summary_height = 96 if narrow else 36
+        # Vega writes a multi-line text downwards from its first line, whatever the
+        # baseline: the summary starts at the top of its view, one line high, and its
+        # further lines extend the view's bounds, which the stack lays out (Vega-Lite's
+        # concat bounds are "full"), so the frequency panel starts just under the last
+        # line and no blank band opens under the controls, however many lines (a phone's
+        # DeepSeek-V3 has six: three of its setting, three of factors).
+        summary_height = 16
         line = {
             "align": "left",
-            "baseline": "bottom",
+            "baseline": "top",
             "fontSize": 13,
             "fontWeight": "bold",
             "lineBreak": "\n",
@@ -335,7 +339,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
                 "length(datum.unseen) + ' pairs meet unseen angles'"
             )
             .mark_text(**line)
-            .encode(text=text, x=alt.value(0), y=alt.value(summary_height))
+            .encode(text=text, x=alt.value(0), y=alt.value(0))
             .properties(width=width, height=summary_height, name="summary")
         )
         chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(

@@ -21,12 +21,17 @@ _NARROW = {
 
 
 def _picture_title(narrow: bool) -> alt.TitleParams:
-    title = "PE(p): one column per position, one row per dimension"
-    sample = "(a sample of the pairs when d_model > 32)"
+    # The chapter's words and its figures' orientation: a row is one pair i (its sine in
+    # the upper block, its cosine in the lower), as the y axis says.
+    title = "PE(p): one column per position, one row per pair i"
+    sample = "(sines above cosines; a sample of the pairs when d_model > 32)"
     if narrow:
         return alt.TitleParams(
-            ["PE(p): one column per position,", "one row per dimension"],
-            subtitle=sample,
+            ["PE(p): one column per position,", "one row per pair i"],
+            subtitle=[
+                "sines above cosines;",
+                "a sample of the pairs when d_model > 32",
+            ],
         )
     return alt.TitleParams(title, subtitle=sample)
 
@@ -38,12 +43,12 @@ def sinusoidal_explorer(
     d_model: int = 64,
     base: float = 10000.0,
 ) -> alt.VConcatChart:
-    """Choose d_model and the base; see PE as a heatmap, the wavelengths, and PE(p).PE(p+k).
+    """Choose d_model and the base; see PE as a heatmap, the wavelengths, and PE(p).PE(p+Δ).
 
     Data: :func:`posenc.book.explorer_grids.sinusoidal_grid` over ``d_models`` x ``bases``;
     the reader's choice selects one (d_model, base) of it. Starts at (``d_model``, ``base``).
     The heatmap is drawn as the chapter draws the table: one column per position, one row per
-    dimension, the sines of the pairs above and their cosines below (a sample of the pairs
+    pair i, the sines of the pairs above and their cosines below (a sample of the pairs
     when there are more than 16). On a phone the three panels stack (:func:`responsive`).
     """
     from posenc.book.explorer_grids import sinusoidal_grid
@@ -149,13 +154,13 @@ def sinusoidal_explorer(
         dots = (
             alt.Chart(
                 dot_data,
-                title="PE(p) · PE(p + k) against the offset k",
+                title="PE(p) · PE(p + Δ) against the offset Δ",
             )
             .transform_filter(choice)
             .transform_flatten(dot_columns)
             .mark_line(color=PALETTE[1], strokeDash=[5, 2])
             .encode(
-                x=alt.X("offset:Q", title="offset k"),
+                x=alt.X("offset:Q", title="offset Δ"),
                 y=alt.Y("dot:Q", title="dot product"),
             )
             .properties(width=size["panel"], height=size["panel_height"], name="dot")
