@@ -23,6 +23,7 @@ import copy
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -174,6 +175,7 @@ def train_phase(
     log=print,
     label: str = "",
     val: PasskeyBatch | TextBatch | None = None,
+    on_check: Callable[[int], None] | None = None,
 ) -> dict:
     """Train ``model`` in place for one ``phase`` on sequences of ``length`` tokens.
 
@@ -183,7 +185,8 @@ def train_phase(
     every ``eval_every`` steps and at the last step. The task decides the loss: the
     passkey answers, or every next byte of a text window (:func:`batch_loss`). Returns
     ``steps`` (the last step run), ``reached_target`` (None without a target),
-    ``seconds``, ``cpu_seconds`` and the ``curve`` of checks.
+    ``seconds``, ``cpu_seconds`` and the ``curve`` of checks. ``on_check(step)``, if
+    given, runs at every check too.
     """
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=0.0, betas=(0.9, 0.98), weight_decay=weight_decay
@@ -195,6 +198,8 @@ def train_phase(
         )
     accuracy, val_loss = batch_scores(model, val, rope)
     curve = [{"step": 0, "val_accuracy": accuracy, "val_loss": val_loss}]
+    if on_check is not None:
+        on_check(0)
     target = phase.target_accuracy
     reached = None if target is None else False
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -222,6 +227,8 @@ def train_phase(
                 f"{label}step {step:5d}  train loss {loss.item():.4f}  val accuracy "
                 f"{accuracy:.4f}  ({time.perf_counter() - start:.0f} s)"
             )
+            if on_check is not None:
+                on_check(step)
             if target is not None and accuracy >= target:
                 reached = True
                 break

@@ -1,0 +1,244 @@
+"""The real-text section's claims, tested by chapter 6's one inference procedure. numpy only.
+
+Every comparison is of mean loss (bits per byte) between evaluated settings
+(:class:`Run`), under one protocol. The cluster is a window (its bytes share one text and
+one pass), so a seed's test is a paired or independent contrast over windows
+(:func:`posenc.experiments.inference.contrast_test`):
+
+- whole-window: settings at the same length read the same windows (paired); at different
+  lengths the windows differ (independent samples, variances added);
+- fixed-target: every length scores the same bytes of the same windows (paired throughout);
+- the fine-tuning-cost curve: every check scores the same windows at the tuned length.
+
+Across seeds the rules of :mod:`posenc.experiments.inference` hold unchanged: a direction
+is shown when z > 1.645 in every seed (false-positive rate at most 1/32 with five seeds);
+"no difference" when every seed's 90% interval lies inside +/- :data:`EQUIVALENCE_BITS`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from posenc.experiments.config import seed_dir
+from posenc.experiments.corpus import byte_tokens, load_split, unigram_log2_probs
+from posenc.experiments.inference import (
+    Sample,
+    SeedTest,
+    contrast_test,
+    direction_holds,
+    equivalence_holds,
+)
+from posenc.experiments.text_config import (
+    TEXT_RESULTS,
+    TEXT_TRAIN_LOG,
+    TextConfig,
+    TextEvalConfig,
+    protocol_windows,
+)
+
+#: The largest loss difference called "no difference": 0.02 bits per byte (1.4% in
+#: perplexity). Fixed before any real-text result was looked at.
+EQUIVALENCE_BITS = 0.02
+PROTOCOLS = ("whole_window", "fixed_target", "cost_curve")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One evaluated setting: ``method`` at ``multiple`` x L on ``model`` ("base" or
+    "finetune_<method>"), or ``method="unigram"`` (the add-one unigram of the train part on
+    the same windows). ``step``: a check of the fine-tuning-cost curve (protocol
+    "cost_curve" only)."""
+
+    method: str
+    multiple: int
+    model: str = "base"
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class TextComparison:
+    """``sum(c * mean loss(run))`` over ``terms`` under ``protocol``; > 0 is the claim."""
+
+    terms: tuple[tuple[float, Run], ...]
+    protocol: str = "whole_window"
+    kind: str = "direction"  # or "equivalence"
+
+
+def lower(first: Run, second: Run, protocol: str = "whole_window") -> TextComparison:
+    """First's loss below second's (first is better)."""
+    return TextComparison(((1.0, second), (-1.0, first)), protocol)
+
+
+def same_loss(
+    first: Run, second: Run, protocol: str = "whole_window"
+) -> TextComparison:
+    """First's and second's losses within :data:`EQUIVALENCE_BITS`."""
+    return TextComparison(((1.0, first), (-1.0, second)), protocol, "equivalence")
+
+
+@dataclass(frozen=True)
+class TextClaim:
+    """One row: ``comparisons`` must all hold for the claim to be shown."""
+
+    key: str
+    statement: str
+    comparisons: tuple[TextComparison, ...]
+
+
+def tuned(method: str, multiple: int, step: int | None = None) -> Run:
+    """The model fine-tuned with ``method``, run with it at its tuned s."""
+    return Run(method, multiple, f"finetune_{method}", step)
+
+
+LONG = (2, 4, 8, 16)
+SCALED = ("linear", "ntk", "dynamic", "ntk_by_parts", "yarn", "llama3")
+
+
+class TextEvidence:
+    """One seed's stored losses, by protocol and :class:`Run`, in bits per byte per window."""
+
+    def __init__(self, results: dict, train_log: dict):
+        self.config = TextConfig.from_dict(results["config"])
+        self.eval_config = TextEvalConfig.from_dict(results["eval_config"])
+        self.seed = self.config.seed
+        self.losses: dict[tuple[str, Run], np.ndarray] = {}
+        for entry in results["settings"]:
+            run = Run(entry["method"], entry["multiple"], entry["model"])
+            for protocol in ("whole_window", "fixed_target"):
+                self.losses[protocol, run] = np.asarray(entry[protocol]) / math.log(2)
+        for method, log in train_log["finetune"].items():
+            for check in log["cost_curve"]:
+                run = tuned(method, self.config.finetune_multiple, check["step"])
+                self.losses["cost_curve", run] = np.asarray(
+                    check["window_losses"]
+                ) / math.log(2)
+
+    def scores(self, protocol: str, run: Run) -> np.ndarray:
+        """Per-window loss (bits per byte) of ``run`` under ``protocol``."""
+        if run.method == "unigram":
+            return unigram_scores(self.config, self.eval_config, protocol, run.multiple)
+        if run.model == "base" and run.multiple == 1:
+            run = Run("none", 1)
+        key = (protocol, run)
+        if key not in self.losses:
+            raise KeyError(f"no {protocol} scores stored for {run}")
+        return self.losses[key]
+
+
+_UNIGRAM: dict[tuple, np.ndarray] = {}
+
+
+def unigram_scores(
+    config: TextConfig, eval_config: TextEvalConfig, protocol: str, multiple: int
+) -> np.ndarray:
+    """The add-one unigram's per-window loss (bits per byte) on the windows ``protocol``
+    scores at ``multiple`` x L (it ignores context, so only the scored bytes matter)."""
+    key = (config.train_length, eval_config, protocol, multiple)
+    if key not in _UNIGRAM:
+        parts = load_split()
+        log2_probs = unigram_log2_probs(byte_tokens(parts["train"]))
+        whole, fixed = protocol_windows(
+            byte_tokens(parts["test"]), config, eval_config, multiple
+        )
+        if protocol == "whole_window":
+            targets = whole.targets
+        elif protocol == "fixed_target":
+            targets = fixed.targets[:, -config.train_length :]
+        else:
+            raise ValueError(
+                f"protocol must be whole_window or fixed_target, got {protocol!r}"
+            )
+        _UNIGRAM[key] = -log2_probs[targets].mean(axis=1)
+    return _UNIGRAM[key]
+
+
+def seed_test(evidence: TextEvidence, comparison: TextComparison) -> SeedTest:
+    """One seed's contrast: one sample per set of windows (paired inside it)."""
+    if comparison.protocol not in PROTOCOLS:
+        raise ValueError(
+            f"protocol must be one of {PROTOCOLS}, got {comparison.protocol!r}"
+        )
+    groups: dict[object, list[tuple[float, np.ndarray]]] = {}
+    for coefficient, run in comparison.terms:
+        scores = evidence.scores(comparison.protocol, run)
+        # whole windows differ between lengths; fixed targets and cost checks do not
+        group = run.multiple if comparison.protocol == "whole_window" else None
+        groups.setdefault(group, []).append((coefficient, scores))
+    samples = []
+    for terms in groups.values():
+        size = terms[0][1].shape[0]
+        if any(scores.shape != (size,) for _, scores in terms):
+            raise ValueError("the runs of one sample must score the same windows")
+        counted = np.ones(size, dtype=bool)
+        samples.append(
+            Sample(
+                np.arange(size),
+                tuple((c, scores, counted) for c, scores in terms),
+            )
+        )
+    return contrast_test(samples)
+
+
+def comparison_holds(comparison: TextComparison, tests: list[SeedTest]) -> bool:
+    """The inference procedure's verdict on one comparison over the seeds' tests."""
+    if comparison.kind == "equivalence":
+        return equivalence_holds(tests, EQUIVALENCE_BITS)
+    return direction_holds(tests)
+
+
+def text_verdicts(
+    evidence_by_seed: dict[int, TextEvidence], claims: tuple[TextClaim, ...]
+) -> list[dict]:
+    """One row per claim: key, statement, "shown" or "not shown", and per comparison the
+    per-seed differences (bits per byte), z and 90% intervals."""
+    rows = []
+    for claim in claims:
+        details = []
+        for comparison in claim.comparisons:
+            tests = [
+                seed_test(evidence_by_seed[seed], comparison)
+                for seed in sorted(evidence_by_seed)
+            ]
+            details.append(
+                {
+                    "holds": comparison_holds(comparison, tests),
+                    "differences": [t.difference for t in tests],
+                    "z": [t.z for t in tests],
+                    "intervals": [t.interval for t in tests],
+                }
+            )
+        shown = all(d["holds"] for d in details)
+        rows.append(
+            {
+                "key": claim.key,
+                "statement": claim.statement,
+                "verdict": "shown" if shown else "not shown",
+                "comparisons": details,
+            }
+        )
+    return rows
+
+
+def read_text_evidence(
+    root: Path, seeds: list[int] | None = None
+) -> dict[int, TextEvidence]:
+    """Every evaluated seed under ``root`` (``seed_*/results.json`` with its train log)."""
+    root = Path(root)
+    if seeds is None:
+        seeds = sorted(
+            int(path.parent.name.removeprefix("seed_"))
+            for path in root.glob(f"seed_*/{TEXT_RESULTS}")
+        )
+    evidence = {}
+    for seed in seeds:
+        directory = seed_dir(root, seed)
+        evidence[seed] = TextEvidence(
+            json.loads((directory / TEXT_RESULTS).read_text(encoding="utf-8")),
+            json.loads((directory / TEXT_TRAIN_LOG).read_text(encoding="utf-8")),
+        )
+    return evidence
