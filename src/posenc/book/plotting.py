@@ -47,6 +47,22 @@ BOOK_STYLE = {
 }
 SMALLEST_FONT_POINTS = 9
 
+# Chapters 5 and 6 (the figures readers compare on a phone): at a 390 px viewport a
+# column-wide figure is drawn about 358 px wide, 0.52 of its size, where 9 pt text is under
+# 7 px. Their figures set text from 11 pt (about 8 px there) and their legends in a row above
+# the axes where there are many entries.
+LEGIBLE_FONT_POINTS = 11
+LEGIBLE_STYLE = {
+    "font.size": 12,
+    "axes.titlesize": 12,
+    "axes.labelsize": 12,
+    "xtick.labelsize": LEGIBLE_FONT_POINTS,
+    "ytick.labelsize": LEGIBLE_FONT_POINTS,
+    "legend.fontsize": LEGIBLE_FONT_POINTS,
+    "legend.title_fontsize": LEGIBLE_FONT_POINTS,
+    "figure.titlesize": 12,
+}
+
 
 #: The name a reader sees for each method of :func:`posenc.rope_scaling` (chapter 5's names):
 #: figures, tables and explorers print these, never the code's keys.
@@ -61,7 +77,7 @@ METHOD_NAMES = {
     "longrope": "LongRoPE",
 }
 
-#: Chapter 6's methods: colour (Okabe-Ito), marker and line style, apart in greyscale too.
+#: Chapter 6's methods (and Llama 3.1's rule, scored on real text): colour (Okabe-Ito), marker and line style, apart in greyscale too.
 METHOD_STYLE = {
     "none": (PALETTE[6], "o", ":"),
     "linear": (PALETTE[1], "v", "-"),
@@ -69,6 +85,7 @@ METHOD_STYLE = {
     "dynamic": (PALETTE[3], "D", "-."),
     "ntk_by_parts": (PALETTE[2], "^", "-"),
     "yarn": (PALETTE[4], "x", "--"),
+    "llama3": (PALETTE[5], "P", (0, (8, 2))),
 }
 
 
@@ -101,6 +118,24 @@ def use_book_style() -> None:
         set_matplotlib_formats("png")
     except ImportError:  # outside IPython there is no inline backend to configure
         pass
+
+
+def use_legible_style() -> None:
+    """The book's style with the larger text of chapters 5 and 6 (``LEGIBLE_STYLE``)."""
+    use_book_style()
+    mpl.rcParams.update(LEGIBLE_STYLE)
+
+
+def legend_above(ax: mpl.axes.Axes, *, ncol: int = 3, **kwargs) -> mpl.legend.Legend:
+    """``ax``'s legend in rows above the axes, ``ncol`` entries a row, so it covers no line."""
+    return ax.legend(
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.02),
+        ncol=ncol,
+        borderaxespad=0.0,
+        handlelength=2.5,
+        **kwargs,
+    )
 
 
 def heatmap(

@@ -169,7 +169,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "ntk-same-as-dynamic",
-        "NTK-aware and dynamic scaling do not differ",
+        "NTK-aware and dynamic NTK do not differ",
         "far needles and all needles",
         "2L, 4L, 8L",
         tuple(

@@ -2,7 +2,7 @@
 
 A setting is one (model, method, factor s, length) of
 :func:`~posenc.experiments.config.evaluation_plan`. Static methods run with
-``factor = s = length / L``; ``"dynamic"`` is the paper's dynamic scaling, s = l' / L for
+``factor = s = length / L``; ``"dynamic"`` is dynamic NTK, s = l' / L for
 the l' tokens read so far. Evaluation data are drawn chunk by chunk from
 ``np.random.default_rng([eval_seed, length, chunk])``
 (:func:`~posenc.experiments.config.eval_batch`): every method and seed sees the same

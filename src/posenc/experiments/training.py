@@ -60,8 +60,8 @@ def rope_spec(method: str, factor: float, train_length: int) -> RopeSpec:
 
     ``original_max_position = train_length``, every other option at the defaults of
     :func:`posenc.rope_scaling` (beta_fast 32, beta_slow 1, YaRN's attention factor
-    0.1 ln s + 1). ``"none"`` ignores ``factor`` (plain RoPE). ``"dynamic"`` is the paper's
-    dynamic scaling, s = max(1, l' / L) for a model that has read l' tokens: in
+    0.1 ln s + 1). ``"none"`` ignores ``factor`` (plain RoPE). ``"dynamic"`` is
+    dynamic NTK, s = max(1, l' / L) for a model that has read l' tokens: in
     transformers' formula that is factor 1 with ``seq_len = l'``, so it ignores ``factor``
     too and :func:`answer_logits` hands each answer its own l'.
     """
