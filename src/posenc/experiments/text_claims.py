@@ -34,6 +34,7 @@ from posenc.experiments.inference import (
     equivalence_holds,
 )
 from posenc.experiments.text_config import (
+    TEXT_FINETUNE_PHASE,
     TEXT_RESULTS,
     TEXT_TRAIN_LOG,
     TextConfig,
@@ -242,3 +243,169 @@ def read_text_evidence(
             json.loads((directory / TEXT_TRAIN_LOG).read_text(encoding="utf-8")),
         )
     return evidence
+
+
+# ------------------------------------------------------------------ the claims table
+
+FINAL_STEP = TEXT_FINETUNE_PHASE.steps
+#: YaRN's check compared with PI's last: a quarter of PI's steps.
+QUARTER_STEP = FINAL_STEP // 4
+TUNED = ("linear", "yarn")
+NTK_FAMILY = ("ntk", "dynamic", "ntk_by_parts", "yarn", "llama3")
+BY_PARTS = ("ntk_by_parts", "yarn", "llama3")
+
+
+def _each(pairs, protocol="whole_window") -> tuple[TextComparison, ...]:
+    return tuple(lower(first, second, protocol) for first, second in pairs)
+
+
+TEXT_CLAIMS: tuple[TextClaim, ...] = (
+    TextClaim(
+        "below-unigram",
+        "at L the model is far below the unigram",
+        _each([(Run("none", 1), Run("unigram", 1))])
+        + _each([(Run("none", 1), Run("unigram", 1))], "fixed_target"),
+    ),
+    TextClaim(
+        "none-breaks",
+        "no scaling: the loss rises beyond L",
+        _each([(Run("none", 1), Run("none", m)) for m in LONG])
+        + _each([(Run("none", 1), Run("none", m)) for m in LONG], "fixed_target"),
+    ),
+    TextClaim(
+        "pi-below-none-nowhere-whole",
+        "PI without fine-tuning is worse than no scaling on whole windows",
+        _each([(Run("none", m), Run("linear", m)) for m in LONG]),
+    ),
+    TextClaim(
+        "pi-beats-none-fixed-far",
+        "on the fixed targets PI beats no scaling from 4L on",
+        _each([(Run("linear", m), Run("none", m)) for m in (4, 8, 16)], "fixed_target"),
+    ),
+    TextClaim(
+        "ntk-family-beats-none",
+        "NTK-aware, dynamic NTK, NTK-by-parts, YaRN and Llama 3.1 beat no scaling",
+        _each([(Run(k, m), Run("none", m)) for k in NTK_FAMILY for m in LONG]),
+    ),
+    TextClaim(
+        "ntk-family-beats-pi",
+        "the same five beat PI without fine-tuning",
+        _each([(Run(k, m), Run("linear", m)) for k in NTK_FAMILY for m in LONG]),
+    ),
+    TextClaim(
+        "by-parts-beats-ntk",
+        "NTK-by-parts, YaRN and Llama 3.1 beat NTK-aware on the fixed targets from 4L on",
+        _each(
+            [(Run(k, m), Run("ntk", m)) for k in BY_PARTS for m in (4, 8, 16)],
+            "fixed_target",
+        ),
+    ),
+    TextClaim(
+        "context-never-helps-untuned",
+        "without fine-tuning, more context does not help: on the fixed targets every "
+        "method is worse at 4L to 16L than at L",
+        _each(
+            [
+                (Run("none", 1), Run(k, m))
+                for k in ("linear", *NTK_FAMILY)
+                for m in (4, 8, 16)
+            ],
+            "fixed_target",
+        ),
+    ),
+    TextClaim(
+        "context-helps-tuned",
+        "after fine-tuning at 4L, more context helps: each fine-tuned model scores its "
+        "fixed targets better at 2L and 4L than at L",
+        _each(
+            [(tuned(k, m), tuned(k, 1)) for k in TUNED for m in (2, 4)], "fixed_target"
+        ),
+    ),
+    TextClaim(
+        "yarn-tuned-beats-pi-tuned",
+        "fine-tuned on the same budget, YaRN beats PI at L, 2L and 4L",
+        _each([(tuned("yarn", m), tuned("linear", m)) for m in (1, 2, 4)]),
+    ),
+    TextClaim(
+        "yarn-quarter-steps",
+        f"YaRN after {QUARTER_STEP} fine-tuning steps beats PI after {FINAL_STEP}",
+        _each(
+            [(tuned("yarn", 4, QUARTER_STEP), tuned("linear", 4, FINAL_STEP))],
+            "cost_curve",
+        ),
+    ),
+    TextClaim(
+        "tuned-break-beyond",
+        "both fine-tuned models break beyond 4L: worse at 8L than at 4L on the fixed targets",
+        _each([(tuned(k, 4), tuned(k, 8)) for k in TUNED], "fixed_target"),
+    ),
+    TextClaim(
+        "yarn-tuned-degrades-less",
+        "beyond 4L the fine-tuned YaRN stays below the fine-tuned PI",
+        _each([(tuned("yarn", m), tuned("linear", m)) for m in (8, 16)]),
+    ),
+)
+
+
+def text_substitutions(
+    evidence: dict[int, TextEvidence],
+    holdout: dict[int, TextEvidence],
+    claims: tuple[TextClaim, ...] = TEXT_CLAIMS,
+) -> dict[str, dict[tuple[int, int], str]]:
+    """Each claim's verdict when one holdout seed replaces one of the page's seeds."""
+    if set(holdout) & set(evidence):
+        raise ValueError(
+            f"holdout seeds must differ from the page's: {set(holdout) & set(evidence)}"
+        )
+    table: dict[str, dict[tuple[int, int], str]] = {c.key: {} for c in claims}
+    for new in sorted(holdout):
+        for old in sorted(evidence):
+            seeds = {s: e for s, e in evidence.items() if s != old} | {
+                new: holdout[new]
+            }
+            for row in text_verdicts(seeds, claims):
+                table[row["key"]][(old, new)] = row["verdict"]
+    return table
+
+
+def format_text_verdicts(rows: list[dict]) -> str:
+    """The table as text: verdict, key, lowest z over comparisons and seeds."""
+    lines = [f"{'verdict':10s} {'claim':30s} {'lowest z':>8s}"]
+    for row in rows:
+        lowest = min(min(d["z"]) for d in row["comparisons"])
+        lines.append(f"{row['verdict']:10s} {row['key']:30s} {lowest:8.1f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from posenc.experiments.text_config import TEXT_DIR
+
+    parser = argparse.ArgumentParser(
+        prog="python -m posenc.experiments.text_claims",
+        description="Evaluate the real-text claims on stored runs; with --holdout, again "
+        "with each holdout seed in place of each seed.",
+    )
+    parser.add_argument("--dir", type=Path, default=TEXT_DIR)
+    parser.add_argument("--holdout", type=Path, default=None)
+    args = parser.parse_args(argv)
+    evidence = read_text_evidence(args.dir)
+    rows = text_verdicts(evidence, TEXT_CLAIMS)
+    print(f"seeds {sorted(evidence)}")
+    print(format_text_verdicts(rows))
+    if args.holdout is not None:
+        holdout = read_text_evidence(args.holdout)
+        expected = {row["key"]: row["verdict"] for row in rows}
+        print(
+            f"\nholdout seeds {sorted(holdout)}, each in place of each of {sorted(evidence)}"
+        )
+        for key, by_swap in text_substitutions(evidence, holdout).items():
+            changed = sum(v != expected[key] for v in by_swap.values())
+            state = "same in all" if not changed else f"changes in {changed}"
+            print(f"  {key:30s} {expected[key]:10s} {state} of {len(by_swap)} swaps")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -111,3 +111,42 @@ def write_text_results(directory: Path, results: dict) -> None:
     (Path(directory) / TEXT_RESULTS).write_text(
         json.dumps(results) + "\n", encoding="utf-8"
     )
+
+
+#: How far a fresh per-window loss (nats) moved from the stored one:
+#: ``scripts/measure_text_drift.py`` evaluated :data:`TEXT_RECHECK_SETTINGS` on the first
+#: windows of every stored seed under each kernel family (default, avx2, avx512) with 1
+#: and 2 threads; this is the largest change it saw, stored rounding included.
+TEXT_MEASURED_DRIFT = None
+#: The settings the page evaluates afresh (and the drift script measures).
+TEXT_RECHECK_SETTINGS = (
+    {"model": "base", "method": "none", "factor": 1.0, "multiple": 1},
+    {"model": "base", "method": "dynamic", "factor": 4.0, "multiple": 4},
+    {"model": "base", "method": "yarn", "factor": 16.0, "multiple": 16},
+    {"model": "finetune_yarn", "method": "yarn", "factor": 4.0, "multiple": 4},
+)
+
+
+def recheck_text(directory: Path, results: dict, windows: int = 2) -> list[dict]:
+    """Evaluate :data:`TEXT_RECHECK_SETTINGS` afresh on the first ``windows`` windows of
+    each protocol and return, per setting, the largest |fresh - stored| (nats)."""
+    config = TextConfig.from_dict(results["config"])
+    eval_config = TextEvalConfig.from_dict(results["eval_config"])
+    test = byte_tokens(load_split()["test"])
+    stored = {(s["model"], s["method"], s["multiple"]): s for s in results["settings"]}
+    report = []
+    for setting in TEXT_RECHECK_SETTINGS:
+        model = load_half(Path(directory) / f"{setting['model']}.pt")
+        whole, fixed = protocol_windows(test, config, eval_config, setting["multiple"])
+        first = (
+            type(whole)(whole.tokens[:windows]),
+            type(fixed)(fixed.tokens[:windows]),
+        )
+        fresh = score_setting(model, setting, first, config)
+        old = stored[setting["model"], setting["method"], setting["multiple"]]
+        change = max(
+            float(np.max(np.abs(fresh[p] - np.asarray(old[p][:windows]))))
+            for p in ("whole_window", "fixed_target")
+        )
+        report.append({**setting, "windows": windows, "change": change})
+    return report
