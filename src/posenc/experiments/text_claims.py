@@ -108,10 +108,20 @@ class TextEvidence:
         self.eval_config = TextEvalConfig.from_dict(results["eval_config"])
         self.seed = self.config.seed
         self.losses: dict[tuple[str, Run], np.ndarray] = {}
+        self.by_position: dict[Run, np.ndarray] = {}
         for entry in results["settings"]:
             run = Run(entry["method"], entry["multiple"], entry["model"])
             for protocol in ("whole_window", "fixed_target"):
                 self.losses[protocol, run] = np.asarray(entry[protocol]) / math.log(2)
+            if "by_position" in entry:
+                self.by_position[run] = np.asarray(entry["by_position"]) / math.log(2)
+        self.steps = sorted(
+            {
+                check["step"]
+                for log in train_log["finetune"].values()
+                for check in log["cost_curve"]
+            }
+        )
         for method, log in train_log["finetune"].items():
             for check in log["cost_curve"]:
                 run = tuned(method, self.config.finetune_multiple, check["step"])
@@ -129,6 +139,18 @@ class TextEvidence:
         if key not in self.losses:
             raise KeyError(f"no {protocol} scores stored for {run}")
         return self.losses[key]
+
+
+def across_seeds(
+    evidence_by_seed: dict[int, TextEvidence], protocol: str, run: Run
+) -> np.ndarray:
+    """Each seed's mean loss (bits per byte) of ``run`` under ``protocol``, in seed order."""
+    return np.array(
+        [
+            evidence_by_seed[seed].scores(protocol, run).mean()
+            for seed in sorted(evidence_by_seed)
+        ]
+    )
 
 
 _UNIGRAM: dict[tuple, np.ndarray] = {}
@@ -225,6 +247,11 @@ def text_verdicts(
     return rows
 
 
+def read_text_results(directory: Path) -> dict:
+    """One seed's ``results.json``, as :func:`~posenc.experiments.text_evaluation.evaluate_text_seed` wrote it."""
+    return json.loads((Path(directory) / TEXT_RESULTS).read_text(encoding="utf-8"))
+
+
 def read_text_evidence(
     root: Path, seeds: list[int] | None = None
 ) -> dict[int, TextEvidence]:
@@ -239,7 +266,7 @@ def read_text_evidence(
     for seed in seeds:
         directory = seed_dir(root, seed)
         evidence[seed] = TextEvidence(
-            json.loads((directory / TEXT_RESULTS).read_text(encoding="utf-8")),
+            read_text_results(directory),
             json.loads((directory / TEXT_TRAIN_LOG).read_text(encoding="utf-8")),
         )
     return evidence
@@ -299,6 +326,11 @@ TEXT_CLAIMS: tuple[TextClaim, ...] = (
             [(Run(k, m), Run("ntk", m)) for k in BY_PARTS for m in (4, 8, 16)],
             "fixed_target",
         ),
+    ),
+    TextClaim(
+        "dynamic-behind-ntk-whole",
+        "on whole windows dynamic NTK is worse than NTK-aware at 8L and 16L",
+        _each([(Run("ntk", m), Run("dynamic", m)) for m in (8, 16)]),
     ),
     TextClaim(
         "context-never-helps-untuned",
@@ -366,6 +398,23 @@ def text_substitutions(
             for row in text_verdicts(seeds, claims):
                 table[row["key"]][(old, new)] = row["verdict"]
     return table
+
+
+def format_loss_table(
+    evidence_by_seed: dict[int, TextEvidence],
+    protocol: str,
+    rows: dict[str, tuple[str, str]],
+    multiples: tuple[int, ...],
+) -> str:
+    """Mean over seeds of the loss (bits per byte) at each multiple of L, one line per
+    ``rows`` entry: label -> (method, model)."""
+    width = max(map(len, rows)) + 2
+    lines = [" " * width + "".join(f"{f'{m}L':>8s}" for m in multiples)]
+    for label, (method, model) in rows.items():
+        runs = [Run(method, m, model) for m in multiples]
+        means = [across_seeds(evidence_by_seed, protocol, run).mean() for run in runs]
+        lines.append(f"{label:{width}s}" + "".join(f"{v:8.2f}" for v in means))
+    return "\n".join(lines)
 
 
 def format_text_verdicts(rows: list[dict]) -> str:
