@@ -127,15 +127,20 @@ TEXT_RECHECK_SETTINGS = (
 )
 
 
-def recheck_text(directory: Path, results: dict, windows: int = 2) -> list[dict]:
-    """Evaluate :data:`TEXT_RECHECK_SETTINGS` afresh on the first ``windows`` windows of
-    each protocol and return, per setting, the largest |fresh - stored| (nats)."""
+def recheck_text(
+    directory: Path,
+    results: dict,
+    windows: int = 2,
+    settings: tuple[dict, ...] = TEXT_RECHECK_SETTINGS,
+) -> list[dict]:
+    """Evaluate ``settings`` afresh on the first ``windows`` windows of each protocol and
+    return, per setting, the largest |fresh - stored| (nats)."""
     config = TextConfig.from_dict(results["config"])
     eval_config = TextEvalConfig.from_dict(results["eval_config"])
     test = byte_tokens(load_split()["test"])
     stored = {(s["model"], s["method"], s["multiple"]): s for s in results["settings"]}
     report = []
-    for setting in TEXT_RECHECK_SETTINGS:
+    for setting in settings:
         model = load_half(Path(directory) / f"{setting['model']}.pt")
         whole, fixed = protocol_windows(test, config, eval_config, setting["multiple"])
         first = (
