@@ -20,7 +20,9 @@ from posenc.experiments.text_evaluation import (
 from posenc.experiments.text_runs import load_half, save_half, train_text_seed
 from posenc.experiments.tiny_model import TinyRopeTransformer
 
-pytestmark = pytest.mark.torch
+# Each test trains, stores and re-reads in one process: the outcome cannot depend on the
+# CPU kernels, so `make portability` skips them (marker kernel_independent).
+pytestmark = [pytest.mark.torch, pytest.mark.kernel_independent]
 
 SMALL = ModelConfig(
     vocab_size=256, d_model=16, num_heads=2, num_layers=1, rope_base=500.0
