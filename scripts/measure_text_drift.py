@@ -12,15 +12,11 @@ included. ``TEXT_MEASURED_DRIFT`` records it; the page tolerates ten times it.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from measure_context_extension_drift import capabilities  # same folder
+from measure_context_extension_drift import kernel_runs  # same folder
 
 
 def worker(root: Path, windows: int, out: Path) -> None:
@@ -57,23 +53,12 @@ def main() -> int:
         worker(args.dir, args.windows, args.worker)
         return 0
     largest = 0.0
-    with tempfile.TemporaryDirectory() as tmp:
-        for capability, threads in itertools.product(capabilities(), (1, 2)):
-            out = Path(tmp) / f"{capability}_{threads}.json"
-            env = {
-                **os.environ,
-                "ATEN_CPU_CAPABILITY": capability,
-                "OMP_NUM_THREADS": str(threads),
-                "MKL_NUM_THREADS": str(threads),
-            }
-            command = [sys.executable, __file__, "--dir", str(args.dir)]
-            command += ["--windows", str(args.windows), "--worker", str(out)]
-            subprocess.run(command, env=env, check=True)
-            run = json.loads(out.read_text(encoding="utf-8"))
-            print(
-                f"{run['capability']:8s} {run['threads']} threads: {run['largest']:.3g} nats"
-            )
-            largest = max(largest, run["largest"])
+    command = [sys.executable, __file__, "--dir", str(args.dir)]
+    for run in kernel_runs([*command, "--windows", str(args.windows)]):
+        print(
+            f"{run['capability']:8s} {run['threads']} threads: {run['largest']:.3g} nats"
+        )
+        largest = max(largest, run["largest"])
     print(f"largest change of a window's mean loss: {largest:.3g} nats")
     return 0
 

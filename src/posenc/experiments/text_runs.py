@@ -12,7 +12,6 @@ Checkpoints are stored in float16 (half the bytes); the evaluation reads those w
 from __future__ import annotations
 
 import copy
-import json
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from posenc.experiments.training import (
     parameter_digest,
     train_language_model,
     train_phase,
+    write_train_log,
 )
 
 
@@ -154,20 +154,13 @@ def train_text_seed(
         model, finetune_log = finetune_text(base, method, config, parts, windows, log)
         save_half(model, directory / f"finetune_{method}.pt")
         finetunes[method] = finetune_log
-    log_data = {
-        "config": config.to_dict(),
-        "eval_config": eval_config.to_dict(),
-        "torch_version": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "base": base_log,
-        "finetune": finetunes,
-        "total_seconds": time.perf_counter() - started,
-        "total_cpu_seconds": time.process_time() - cpu_started,
-    }
-    (directory / TEXT_TRAIN_LOG).write_text(
-        json.dumps(log_data, indent=1) + "\n", encoding="utf-8"
+    return write_train_log(
+        directory / TEXT_TRAIN_LOG,
+        {"config": config.to_dict(), "eval_config": eval_config.to_dict()},
+        base_log,
+        finetunes,
+        (started, cpu_started),
     )
-    return log_data
 
 
 def train_text_seeds(root: Path, seeds: list[int], log=print) -> list[dict]:

@@ -382,18 +382,35 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
             model, checkpoint_path(directory, f"finetune_{method}"), {"method": method}
         )
         finetunes[method] = finetune_log
+    return write_train_log(
+        directory / TRAIN_LOG_FILE,
+        {"config": config.to_dict()},
+        base_log,
+        finetunes,
+        (started, cpu_started),
+    )
+
+
+def write_train_log(
+    path: Path,
+    head: dict,
+    base_log: dict,
+    finetunes: dict,
+    started: tuple[float, float],
+) -> dict:
+    """Write one seed's training log: ``head`` (its configuration), torch's version and
+    threads, both phases' logs and the wall and CPU seconds since ``started``
+    (``(time.perf_counter(), time.process_time())`` at the start)."""
     log_data = {
-        "config": config.to_dict(),
+        **head,
         "torch_version": torch.__version__,
         "threads": torch.get_num_threads(),
         "base": base_log,
         "finetune": finetunes,
-        "total_seconds": time.perf_counter() - started,
-        "total_cpu_seconds": time.process_time() - cpu_started,
+        "total_seconds": time.perf_counter() - started[0],
+        "total_cpu_seconds": time.process_time() - started[1],
     }
-    (directory / TRAIN_LOG_FILE).write_text(
-        json.dumps(log_data, indent=1) + "\n", encoding="utf-8"
-    )
+    Path(path).write_text(json.dumps(log_data, indent=1) + "\n", encoding="utf-8")
     return log_data
 
 
