@@ -14,7 +14,7 @@ NBVAL      := $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-saniti
 # kernel family (tests/test_portability.py checks that no notebook using torch is missing).
 TORCH_NOTEBOOKS := book/04a_rope_in_production.ipynb book/05b_context_extension_experiment.ipynb \
 	book/appendix_errata.ipynb book/appendix_performance.ipynb \
-	book/appendix_checks.ipynb book/05e_beyond_stretching.ipynb
+	book/appendix_checks.ipynb book/05e_beyond_stretching.ipynb book/05f_real_text.ipynb
 
 # Kernels started by nbval and the book build inherit these: fixed hashing and threads
 # keep every stored output reproducible.

@@ -45,6 +45,22 @@ def capabilities() -> list[str]:
     return found
 
 
+def kernel_runs(command: list[str]):
+    """Run ``command --worker OUT`` once per (capability, threads) in a fresh process, each
+    under ``ATEN_CPU_CAPABILITY`` and that many threads; yield each OUT's JSON."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for capability, threads in itertools.product(capabilities(), (1, 2)):
+            out = Path(tmp) / f"{capability}_{threads}.json"
+            env = {
+                **os.environ,
+                "ATEN_CPU_CAPABILITY": capability,
+                "OMP_NUM_THREADS": str(threads),
+                "MKL_NUM_THREADS": str(threads),
+            }
+            subprocess.run([*command, "--worker", str(out)], env=env, check=True)
+            yield json.loads(out.read_text(encoding="utf-8"))
+
+
 def worker(root: Path, out: Path) -> None:
     import torch
 
@@ -100,32 +116,12 @@ def main() -> int:
         worker(args.dir, args.worker)
         return 0
     runs = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for capability, threads in itertools.product(capabilities(), (1, 2)):
-            out = Path(tmp) / f"{capability}_{threads}.json"
-            env = {
-                **os.environ,
-                "ATEN_CPU_CAPABILITY": capability,
-                "OMP_NUM_THREADS": str(threads),
-                "MKL_NUM_THREADS": str(threads),
-            }
-            subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--dir",
-                    str(args.dir),
-                    "--worker",
-                    str(out),
-                ],
-                env=env,
-                check=True,
-            )
-            runs.append(json.loads(out.read_text(encoding="utf-8")))
-            print(
-                f"ran with capability {runs[-1]['capability']}, {runs[-1]['threads']} threads",
-                flush=True,
-            )
+    for run in kernel_runs([sys.executable, __file__, "--dir", str(args.dir)]):
+        runs.append(run)
+        print(
+            f"ran with capability {run['capability']}, {run['threads']} threads",
+            flush=True,
+        )
     from posenc.experiments import context_extension as ce
 
     reference = runs[0]["records"]

@@ -234,3 +234,15 @@ def test_fixed_target_windows_score_the_same_tokens_at_every_length():
         corpus.fixed_target_windows(tokens, 16, 32, 512, count=5)
     with pytest.raises(ValueError, match="count"):
         corpus.fixed_target_windows(tokens, 64, 32, 512, count=60)
+
+
+def test_fixed_target_windows_spread_by_stride_without_scoring_a_byte_twice():
+    tokens = np.arange(2000, dtype=np.int64)
+    spread = corpus.fixed_target_windows(tokens, 64, 32, 512, count=4, stride=400)
+    np.testing.assert_array_equal(spread.targets[:, -1], 512 + 400 * np.arange(4))
+    short = corpus.fixed_target_windows(tokens, 32, 32, 512, count=4, stride=400)
+    np.testing.assert_array_equal(short.targets, spread.targets[:, -32:])
+    with pytest.raises(ValueError, match="stride"):
+        corpus.fixed_target_windows(tokens, 64, 32, 512, count=4, stride=31)
+    with pytest.raises(ValueError, match="count"):
+        corpus.fixed_target_windows(tokens, 64, 32, 512, count=4, stride=500)

@@ -12,6 +12,7 @@ from posenc.experiments.language_model import (
     next_token_accuracy_and_loss,
     next_token_logits,
     next_token_loss,
+    target_losses,
 )
 from posenc.experiments.tiny_model import RopeSpec, TinyRopeTransformer
 from posenc.experiments.training import (
@@ -82,6 +83,51 @@ def test_dynamic_is_refused_until_it_gets_one_pass_per_position():
     model, batch = model_and_batch()
     with pytest.raises(ValueError, match="dynamic"):
         next_token_logits(model, batch, RopeSpec(method="dynamic"))
+
+
+def reference_with(model, tokens, rope):
+    """-log softmax at each target of ``tokens`` (B, n + 1) from one pass with ``rope``."""
+    with torch.no_grad():
+        logits = model(torch.from_numpy(np.ascontiguousarray(tokens[:, :-1])), rope)
+    log_probs = torch.log_softmax(logits.double(), dim=-1).numpy()
+    rows, cols = np.indices(tokens[:, 1:].shape)
+    return -log_probs[rows, cols, tokens[:, 1:]]
+
+
+def test_target_losses_score_the_last_targets_of_one_pass():
+    model, batch = model_and_batch()
+    expected = reference_losses(model, batch)
+    np.testing.assert_allclose(
+        target_losses(model, batch, RopeSpec()), expected, rtol=1e-5
+    )
+    yarn = RopeSpec(method="yarn", factor=4.0, original_max_position=8)
+    for scored in (1, 7, 24):
+        for chunk in (1, 4):
+            np.testing.assert_allclose(
+                target_losses(model, batch, yarn, scored=scored, chunk=chunk),
+                reference_with(model, batch.tokens, yarn)[:, -scored:],
+                rtol=1e-5,
+            )
+    for bad in (0, 25, 2.0):
+        with pytest.raises(ValueError, match="scored"):
+            target_losses(model, batch, RopeSpec(), scored=bad)
+
+
+def test_dynamic_targets_are_scored_in_blocks_at_the_s_of_the_block_end():
+    model, batch = model_and_batch(length=20)
+    dynamic = RopeSpec(method="dynamic", original_max_position=8)
+    got = target_losses(model, batch, dynamic)
+    # blocks of L = 8 targets: 0-7 read <= 8 bytes (plain RoPE), 8-15 read 16, 16-19 read 20
+    plain = reference_with(model, batch.tokens, RopeSpec(original_max_position=8))
+    np.testing.assert_allclose(got[:, :8], plain[:, :8], rtol=1e-5)
+    for low, high in ((8, 16), (16, 20)):
+        ntk = RopeSpec(method="ntk", factor=high / 8, original_max_position=8)
+        prefix = reference_with(model, batch.tokens[:, : high + 1], ntk)
+        np.testing.assert_allclose(got[:, low:high], prefix[:, low:high], rtol=1e-5)
+    assert not np.allclose(got[:, 8:], plain[:, 8:], rtol=1e-3)
+    np.testing.assert_allclose(
+        target_losses(model, batch, dynamic, scored=6), got[:, -6:], rtol=1e-6
+    )
 
 
 def test_language_model_training_is_seeded_and_lowers_the_loss():

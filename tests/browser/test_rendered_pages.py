@@ -13,7 +13,7 @@ the share of the page that is visible code, its length in screens, how large eac
 figure is drawn against the size it was designed for, its alt text, tooling words and
 stray punctuation in the text, a figure on a chapter's first screen, and the page's
 width on a phone. The numbers go to _build/page-metrics/<page>.json. Issue 21 adds: a
-chapter page (01_ to 05e_) is at most 14 screens, chapters 1-4 with their section pages at
+chapter page (01_ to 05f_) is at most 14 screens, chapters 1-4 with their section pages at
 most 55 together (`test_chapters_one_to_four_read_like_a_book`, which loads those pages in
 place of the per-page test), a chapter names the study notes at most 3 times in the text a
 reader sees, and no two toggles of a page share a label or wear a generic one.

@@ -272,24 +272,34 @@ def evaluation_windows(
 
 
 def fixed_target_windows(
-    tokens: np.ndarray, length: int, scored: int, max_length: int, count: int
+    tokens: np.ndarray,
+    length: int,
+    scored: int,
+    max_length: int,
+    count: int,
+    stride: int | None = None,
 ) -> TextBatch:
     """Windows of ``length`` + 1 tokens that end where windows of ``max_length`` + 1 end.
 
-    Window k ends at token e_k = ``max_length`` + k * ``scored`` (k = 0 .. count-1), so
-    its last ``scored`` targets, tokens e_k - scored + 1 .. e_k, are the same for every
-    ``length`` <= ``max_length``: the fixed-target protocol scores them while the prefix
-    grows. Needs ``scored`` <= ``length``.
+    Window k ends at token e_k = ``max_length`` + k * ``stride`` (k = 0 .. count-1;
+    ``stride`` defaults to ``scored`` and must be at least that, so no target is scored
+    twice), so its last ``scored`` targets, tokens e_k - scored + 1 .. e_k, are the same
+    for every ``length`` <= ``max_length``: the fixed-target protocol scores them while
+    the prefix grows. Needs ``scored`` <= ``length``.
     """
     for name, value in (("scored", scored), ("max_length", max_length)):
         check_positive_int(value, name)
     check_positive_int(count, "count")
+    stride = scored if stride is None else stride
+    check_positive_int(stride, "stride")
+    if stride < scored:
+        raise ValueError(f"stride ({stride}) must be at least scored ({scored})")
     _check_length(tokens, length)
     if not scored <= length <= max_length:
         raise ValueError(
             f"need scored ({scored}) <= length ({length}) <= max_length ({max_length})"
         )
-    ends = max_length + scored * np.arange(count)
+    ends = max_length + stride * np.arange(count)
     if ends[-1] >= len(tokens):
         raise ValueError(
             f"count ({count}) windows need {ends[-1] + 1} tokens, got {len(tokens)}"

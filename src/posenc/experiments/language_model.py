@@ -79,6 +79,56 @@ def loss_by_position(
     return total / batch.tokens.shape[0]
 
 
+def target_losses(
+    model: TinyRopeTransformer,
+    batch: TextBatch,
+    rope: RopeSpec,
+    scored: int | None = None,
+    chunk: int = 16,
+) -> np.ndarray:
+    """Loss (nats) of each of the last ``scored`` targets (default all L) of every window,
+    shape (B, scored), float64.
+
+    ``"dynamic"`` (s = max(1, l' / L) once l' bytes are read) is scored in blocks of
+    L = ``rope.original_max_position`` targets from the window's start: block k's targets
+    come from one pass over the inputs up to the block's end, so they share the s of its
+    last target. Every other method is one pass per window.
+    """
+    length = batch.inputs.shape[1]
+    scored = length if scored is None else scored
+    if not isinstance(scored, int) or not 0 < scored <= length:
+        raise ValueError(f"scored must be an int in 1 .. {length}, got {scored!r}")
+    first = length - scored
+    if rope.method == "dynamic":
+        block = rope.original_max_position
+        edges = [*range(0, length, block), length]
+        spans = [
+            (max(first, low), high)
+            for low, high in zip(edges[:-1], edges[1:])
+            if high > first
+        ]
+    else:
+        spans = [(first, length)]
+    out = np.empty((batch.tokens.shape[0], scored))
+    with torch.inference_mode():
+        for low, high in spans:
+            rows = np.arange(low, high)
+            for start in range(0, batch.tokens.shape[0], chunk):
+                part = batch.tokens[start : start + chunk]
+                inputs = torch.from_numpy(np.ascontiguousarray(part[:, :high]))
+                logits = model(inputs, rope, rows=rows)
+                targets = torch.from_numpy(np.ascontiguousarray(part[:, rows + 1]))
+                losses = F.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]),
+                    targets.reshape(-1),
+                    reduction="none",
+                )
+                out[start : start + chunk, low - first : high - first] = (
+                    losses.view(targets.shape).double().numpy()
+                )
+    return out
+
+
 def bits(nats: float) -> float:
     """nats -> bits (per byte, for a byte model)."""
     return nats / math.log(2)

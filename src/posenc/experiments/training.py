@@ -23,6 +23,7 @@ import copy
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -174,6 +175,7 @@ def train_phase(
     log=print,
     label: str = "",
     val: PasskeyBatch | TextBatch | None = None,
+    on_check: Callable[[int], None] | None = None,
 ) -> dict:
     """Train ``model`` in place for one ``phase`` on sequences of ``length`` tokens.
 
@@ -183,7 +185,8 @@ def train_phase(
     every ``eval_every`` steps and at the last step. The task decides the loss: the
     passkey answers, or every next byte of a text window (:func:`batch_loss`). Returns
     ``steps`` (the last step run), ``reached_target`` (None without a target),
-    ``seconds``, ``cpu_seconds`` and the ``curve`` of checks.
+    ``seconds``, ``cpu_seconds`` and the ``curve`` of checks. ``on_check(step)``, if
+    given, runs at every check too.
     """
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=0.0, betas=(0.9, 0.98), weight_decay=weight_decay
@@ -195,6 +198,8 @@ def train_phase(
         )
     accuracy, val_loss = batch_scores(model, val, rope)
     curve = [{"step": 0, "val_accuracy": accuracy, "val_loss": val_loss}]
+    if on_check is not None:
+        on_check(0)
     target = phase.target_accuracy
     reached = None if target is None else False
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -222,6 +227,8 @@ def train_phase(
                 f"{label}step {step:5d}  train loss {loss.item():.4f}  val accuracy "
                 f"{accuracy:.4f}  ({time.perf_counter() - start:.0f} s)"
             )
+            if on_check is not None:
+                on_check(step)
             if target is not None and accuracy >= target:
                 reached = True
                 break
@@ -375,18 +382,35 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
             model, checkpoint_path(directory, f"finetune_{method}"), {"method": method}
         )
         finetunes[method] = finetune_log
+    return write_train_log(
+        directory / TRAIN_LOG_FILE,
+        {"config": config.to_dict()},
+        base_log,
+        finetunes,
+        (started, cpu_started),
+    )
+
+
+def write_train_log(
+    path: Path,
+    head: dict,
+    base_log: dict,
+    finetunes: dict,
+    started: tuple[float, float],
+) -> dict:
+    """Write one seed's training log: ``head`` (its configuration), torch's version and
+    threads, both phases' logs and the wall and CPU seconds since ``started``
+    (``(time.perf_counter(), time.process_time())`` at the start)."""
     log_data = {
-        "config": config.to_dict(),
+        **head,
         "torch_version": torch.__version__,
         "threads": torch.get_num_threads(),
         "base": base_log,
         "finetune": finetunes,
-        "total_seconds": time.perf_counter() - started,
-        "total_cpu_seconds": time.process_time() - cpu_started,
+        "total_seconds": time.perf_counter() - started[0],
+        "total_cpu_seconds": time.process_time() - started[1],
     }
-    (directory / TRAIN_LOG_FILE).write_text(
-        json.dumps(log_data, indent=1) + "\n", encoding="utf-8"
-    )
+    Path(path).write_text(json.dumps(log_data, indent=1) + "\n", encoding="utf-8")
     return log_data
 
 
