@@ -4,6 +4,7 @@ import dataclasses
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,12 +13,15 @@ from posenc.experiments import corpus
 from posenc.experiments.inference import Sample, contrast_test
 from posenc.experiments.text_claims import (
     EQUIVALENCE_BITS,
+    TEXT_CLAIMS,
     Run,
     TextClaim,
     TextEvidence,
     lower,
+    read_text_evidence,
     same_loss,
     seed_test,
+    text_substitutions,
     text_verdicts,
     unigram_scores,
 )
@@ -206,3 +210,31 @@ def test_the_plan_and_the_claims_import_no_torch():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+ROOT = Path(__file__).resolve().parents[1]
+STORED = ROOT / "book" / "data" / "real_text"
+HOLDOUT = ROOT / "book" / "data" / "real_text_holdout"
+
+
+def test_the_corpus_checkpoints_results_and_holdout_fit_the_budget_of_15_mb():
+    stored = (*STORED.rglob("*"), *HOLDOUT.rglob("*"), *corpus_files())
+    files = [p for p in stored if p.is_file()]
+    assert sum(p.stat().st_size for p in files) <= 15_000_000
+    assert sorted(p.name for p in STORED.iterdir()) == [f"seed_{s}" for s in range(5)]
+
+
+def corpus_files():
+    return (ROOT / "src" / "posenc" / "experiments" / "kjv").iterdir()
+
+
+def test_every_claim_keeps_its_verdict_with_a_holdout_seed_in_place_of_any_seed():
+    evidence = read_text_evidence(STORED)
+    holdout = read_text_evidence(HOLDOUT)
+    assert sorted(evidence) == [0, 1, 2, 3, 4] and sorted(holdout) == [5, 6]
+    expected = {
+        row["key"]: row["verdict"] for row in text_verdicts(evidence, TEXT_CLAIMS)
+    }
+    assert set(expected.values()) == {"shown"}
+    for key, swaps in text_substitutions(evidence, holdout).items():
+        assert len(swaps) == 10 and set(swaps.values()) == {expected[key]}, key
