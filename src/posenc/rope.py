@@ -354,10 +354,10 @@ def rope_decay_bound(distances: object, dim: int, base: float = 10000.0) -> np.n
     """RoFormer's "relative upper bound" (sec. 3.4.3), one value per distance.
 
     bound = (1 / (dim/2)) * sum_k |S_k| with
-    S_k = sum_{i<k} exp(1j * (m - n) * theta_i), k = 1 .. dim/2, for the
-    relative distance m - n. By Abel summation,
+    S_k = sum_{i<k} exp(1j * (n - m) * theta_i), k = 1 .. dim/2, for the
+    relative distance n - m. By Abel summation,
     |q'.k'| <= max_i |h_{i+1} - h_i| * (dim/2) * bound, where
-    h_i = q_i conj(k_i) pairs q and k as complex numbers and h_{dim/2} = 0.
+    h_i = conj(q_i) k_i pairs q and k as complex numbers and h_{dim/2} = 0.
     ``distances``: (n,) integers; returns (n,) float64.
     """
     distances = as_int_array(distances, "distances")
