@@ -422,6 +422,61 @@ def test_experiment_grid_bins_by_the_middle_of_each_distance_bin():
         grids.experiment_grid({})
 
 
+def _legends(spec):
+    """Every legend dict in a Vega-Lite spec, depth first."""
+    if isinstance(spec, dict):
+        if isinstance(spec.get("legend"), dict):
+            yield spec["legend"], spec.get("scale", {}).get("domain")
+        for value in spec.values():
+            yield from _legends(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _legends(value)
+
+
+def test_experiment_explorer_phone_legend_fits_its_rows_within_the_phone_layout():
+    """Each row of the phone legend fits the narrow width, with text measured in DejaVu Sans.
+
+    DejaVu Sans is wider than the browsers' sans-serif, so a fit here is a fit on the page.
+    A column is as wide as its longest name plus the symbol (about 24 px with its offset).
+    """
+    from pathlib import Path
+
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    from posenc.book.explorers.vega import NARROW_WIDTH
+    from posenc.book.plotting import METHOD_STYLE
+    from posenc.experiments import analysis
+    from posenc.experiments.config import DEFAULT_DIR
+
+    root = Path(__file__).resolve().parents[1] / DEFAULT_DIR
+    results = {seed: analysis.read_results(root / f"seed_{seed}") for seed in (0, 1)}
+    spec = explorers.experiment_explorer(
+        results, train_length=128, styles=METHOD_STYLE
+    ).to_dict()
+    narrow = [
+        (legend, names)
+        for legend, names in _legends(spec["usermeta"]["posenc"]["narrow"])
+        if names
+    ]
+    assert narrow, "the phone layout has a method legend"
+    font = FontProperties(family="DejaVu Sans")
+    for legend, names in narrow:
+        columns, size = legend["columns"], legend["labelFontSize"]
+        assert size >= 12
+        widths = [
+            max(
+                TextPath((0, 0), n, size=size, prop=font).get_extents().width
+                for n in names[j::columns]
+            )
+            + 24
+            for j in range(columns)
+        ]
+        row = sum(widths) + legend["columnPadding"] * (columns - 1)
+        assert row <= NARROW_WIDTH, (columns, size, round(row))
+
+
 def test_experiment_explorer_names_methods_as_the_chapter_and_draws_the_floor():
     from pathlib import Path
 

@@ -13,6 +13,10 @@ from posenc.book.explorers.vega import (
 )
 from posenc.book.plotting import METHOD_NAMES, PALETTE
 
+#: The phone layout's legend: methods a row and label size (px), within 320 px.
+NARROW_LEGEND_COLUMNS = 2
+NARROW_LEGEND_FONT = 13
+
 #: matplotlib line styles and markers as Vega dash patterns and point shapes.
 _DASH_OF = {"-": [1, 0], "--": [6, 3], "-.": [6, 2, 1, 2], ":": [1, 2]}
 _SHAPE_OF = {
@@ -91,12 +95,15 @@ def experiment_explorer(
             "method:N",
             scale=alt.Scale(domain=methods, range=[styles[m][0] for m in methods]),
             title="method (click to pick)",
-            # on a phone the methods in rows of three, within the screen
+            # on a phone the methods in rows of two, in larger text, so that the longest
+            # name ("Position Interpolation") does not run into the next marker
             legend=alt.Legend(
                 orient="top",
                 symbolOpacity=1,
                 symbolStrokeWidth=2.5,
-                columns=3 if narrow else 0,
+                columns=NARROW_LEGEND_COLUMNS if narrow else 0,
+                columnPadding=16,
+                labelFontSize=NARROW_LEGEND_FONT if narrow else 11,
             ),
         )
         dash = alt.StrokeDash(
