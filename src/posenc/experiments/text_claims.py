@@ -354,6 +354,17 @@ TEXT_CLAIMS: tuple[TextClaim, ...] = (
         _each([(tuned("yarn", m), tuned("linear", m)) for m in (1, 2, 4)]),
     ),
     TextClaim(
+        "yarn-ahead-every-step",
+        "YaRN's fine-tune is ahead of PI's at every check of the cost curve",
+        _each(
+            [
+                (tuned("yarn", 4, step), tuned("linear", 4, step))
+                for step in range(0, FINAL_STEP + 1, TEXT_FINETUNE_PHASE.eval_every)
+            ],
+            "cost_curve",
+        ),
+    ),
+    TextClaim(
         "yarn-quarter-steps",
         f"YaRN after {QUARTER_STEP} fine-tuning steps beats PI after {FINAL_STEP}",
         _each(
