@@ -70,7 +70,7 @@ probe_stored = np.concatenate([np.array(case[n + "_embed"]).ravel() for n in ("q
 """,
         ),
         (
-            "36aed9c2",
+            "7720cd69",
             "RotaryEmbedding vs apply_rope, float32",
             "atol 1e-6 (assert, printed)",
             """
@@ -80,7 +80,7 @@ probe_stored = [0.0, 0.0]
 """,
         ),
         (
-            "36aed9c2",
+            "7720cd69",
             "torch.randn float32 (seeded q_t, k_t)",
             "not compared (input of the line above)",
             """
