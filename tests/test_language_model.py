@@ -94,6 +94,7 @@ def reference_with(model, tokens, rope):
     return -log_probs[rows, cols, tokens[:, 1:]]
 
 
+@pytest.mark.kernel_independent  # compared with a pass in the same process
 def test_target_losses_score_the_last_targets_of_one_pass():
     model, batch = model_and_batch()
     expected = reference_losses(model, batch)
@@ -113,6 +114,7 @@ def test_target_losses_score_the_last_targets_of_one_pass():
             target_losses(model, batch, RopeSpec(), scored=bad)
 
 
+@pytest.mark.kernel_independent  # compared with a pass in the same process
 def test_dynamic_targets_are_scored_in_blocks_at_the_s_of_the_block_end():
     model, batch = model_and_batch(length=20)
     dynamic = RopeSpec(method="dynamic", original_max_position=8)

@@ -109,6 +109,7 @@ class TextEvidence:
         self.seed = self.config.seed
         self.losses: dict[tuple[str, Run], np.ndarray] = {}
         self.by_position: dict[Run, np.ndarray] = {}
+        self.tests: dict[TextComparison, SeedTest] = {}
         for entry in results["settings"]:
             run = Run(entry["method"], entry["multiple"], entry["model"])
             for protocol in ("whole_window", "fixed_target"):
@@ -181,7 +182,14 @@ def unigram_scores(
 
 
 def seed_test(evidence: TextEvidence, comparison: TextComparison) -> SeedTest:
-    """One seed's contrast: one sample per set of windows (paired inside it)."""
+    """One seed's contrast: one sample per set of windows (paired inside it). Kept on
+    ``evidence``, so the holdout substitution computes each seed's test once."""
+    if comparison not in evidence.tests:
+        evidence.tests[comparison] = _seed_test(evidence, comparison)
+    return evidence.tests[comparison]
+
+
+def _seed_test(evidence: TextEvidence, comparison: TextComparison) -> SeedTest:
     if comparison.protocol not in PROTOCOLS:
         raise ValueError(
             f"protocol must be one of {PROTOCOLS}, got {comparison.protocol!r}"
