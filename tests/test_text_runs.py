@@ -17,8 +17,9 @@ from posenc.experiments.text_evaluation import (
     recheck_text,
     write_text_results,
 )
-from posenc.experiments.text_runs import load_half, save_half, train_text_seed
+from posenc.experiments.text_runs import train_text_seed
 from posenc.experiments.tiny_model import TinyRopeTransformer
+from posenc.experiments.training import load_checkpoint, save_checkpoint
 
 # Each test trains, stores and re-reads in one process: the outcome cannot depend on the
 # CPU kernels, so `make portability` skips them (marker kernel_independent).
@@ -56,8 +57,8 @@ def tiny_run(tmp_path_factory):
 def test_half_checkpoints_round_trip_to_the_rounded_weights(tmp_path):
     torch.manual_seed(0)
     model = TinyRopeTransformer(SMALL)
-    save_half(model, tmp_path / "m.pt")
-    loaded = load_half(tmp_path / "m.pt")
+    save_checkpoint(model, tmp_path / "m.pt", dtype=torch.float16)
+    loaded = load_checkpoint(tmp_path / "m.pt")
     for name, tensor in model.state_dict().items():
         assert torch.equal(loaded.state_dict()[name], tensor.half().float())
     assert not loaded.training

@@ -38,7 +38,8 @@ from posenc.experiments.text_config import (
     protocol_windows,
     text_plan,
 )
-from posenc.experiments.text_runs import load_half, text_rope
+from posenc.experiments.text_runs import text_rope
+from posenc.experiments.training import load_checkpoint
 
 #: Digits kept of each stored loss (nats); far below the differences the claims test.
 STORED_DECIMALS = 6
@@ -69,8 +70,8 @@ def evaluate_text_seed(directory: Path, log=print) -> dict:
     config = TextConfig.from_dict(train_log["config"])
     eval_config = TextEvalConfig.from_dict(train_log["eval_config"])
     test = byte_tokens(load_split()["test"])
-    models = {"base": load_half(directory / "base.pt")} | {
-        f"finetune_{method}": load_half(directory / f"finetune_{method}.pt")
+    models = {"base": load_checkpoint(directory / "base.pt")} | {
+        f"finetune_{method}": load_checkpoint(directory / f"finetune_{method}.pt")
         for method in TEXT_FINETUNE_METHODS
     }
     longest = max(eval_config.multiples)
@@ -143,7 +144,7 @@ def recheck_text(
     stored = {(s["model"], s["method"], s["multiple"]): s for s in results["settings"]}
     report = []
     for setting in settings:
-        model = load_half(Path(directory) / f"{setting['model']}.pt")
+        model = load_checkpoint(Path(directory) / f"{setting['model']}.pt")
         whole, fixed = protocol_windows(test, config, eval_config, setting["multiple"])
         first = (
             type(whole)(whole.tokens[:windows]),

@@ -6,13 +6,14 @@
 multiple), on identical batches and schedules. At every check of a fine-tune it scores the
 test windows of that length, window by window: the fine-tuning-cost curve.
 
-Checkpoints are stored in float16 (half the bytes); the evaluation reads those weights.
+Checkpoints are stored in float16 (half the bytes, :func:`~posenc.experiments.training.save_checkpoint`); the evaluation reads those weights back in float32.
 """
 
 from __future__ import annotations
 
 import copy
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -32,9 +33,11 @@ from posenc.experiments.text_config import (
     TextEvalConfig,
     text_options,
 )
-from posenc.experiments.tiny_model import ModelConfig, RopeSpec, TinyRopeTransformer
+from posenc.experiments.tiny_model import RopeSpec, TinyRopeTransformer
 from posenc.experiments.training import (
     parameter_digest,
+    rope_spec,
+    save_checkpoint,
     train_language_model,
     train_phase,
     write_train_log,
@@ -42,17 +45,10 @@ from posenc.experiments.training import (
 
 
 def text_rope(method: str, factor: float, train_length: int) -> RopeSpec:
-    """``method`` at s = ``factor`` for a model trained at L = ``train_length``.
-
-    ``"none"`` and ``"dynamic"`` run at factor 1 (dynamic picks s from the length read),
-    Llama 3.1 with its published options, every other method at the defaults of
-    :func:`posenc.rope_scaling`.
-    """
-    return RopeSpec(
-        method=method,
-        factor=1.0 if method in ("none", "dynamic") else float(factor),
-        original_max_position=train_length,
-        options=text_options(method),
+    """Chapter 6's :func:`~posenc.experiments.training.rope_spec`, with Llama 3.1's
+    published options for ``"llama3"``."""
+    return replace(
+        rope_spec(method, factor, train_length), options=text_options(method)
     )
 
 
@@ -105,20 +101,6 @@ def finetune_text(
     }
 
 
-def save_half(model: TinyRopeTransformer, path: Path) -> None:
-    """The weights in float16 and the model config (about 0.77 MB for the default model)."""
-    state = {name: tensor.half() for name, tensor in model.state_dict().items()}
-    torch.save({"config": model.config.to_dict(), "state_dict": state}, path)
-
-
-def load_half(path: Path) -> TinyRopeTransformer:
-    """The model :func:`save_half` stored, in float32 and eval mode."""
-    data = torch.load(Path(path), weights_only=True)
-    model = TinyRopeTransformer(ModelConfig(**data["config"]))
-    model.load_state_dict({k: v.float() for k, v in data["state_dict"].items()})
-    return model.eval()
-
-
 def curve_windows(config: TextConfig, eval_config: TextEvalConfig, parts):
     """The test windows the cost curve scores: the whole-window protocol's at the fine-tuned length."""
     length = config.finetune_length
@@ -147,12 +129,12 @@ def train_text_seed(
         weight_decay=config.weight_decay,
         log=log,
     )
-    save_half(base, directory / "base.pt")
+    save_checkpoint(base, directory / "base.pt", dtype=torch.float16)
     windows = curve_windows(config, eval_config, parts)
     finetunes = {}
     for method in TEXT_FINETUNE_METHODS:
         model, finetune_log = finetune_text(base, method, config, parts, windows, log)
-        save_half(model, directory / f"finetune_{method}.pt")
+        save_checkpoint(model, directory / f"finetune_{method}.pt", dtype=torch.float16)
         finetunes[method] = finetune_log
     return write_train_log(
         directory / TEXT_TRAIN_LOG,

@@ -347,13 +347,17 @@ def checkpoint_path(directory: Path, name: str) -> Path:
 
 
 def save_checkpoint(
-    model: TinyRopeTransformer, path: Path, extra: dict | None = None
+    model: TinyRopeTransformer,
+    path: Path,
+    extra: dict | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> None:
-    """float32 weights and the model config; a few hundred kB for the default model."""
+    """The weights in ``dtype`` (float32: a few hundred kB for the default model) and the
+    model config. :func:`load_checkpoint` reads either back in float32."""
     torch.save(
         {
             "config": model.config.to_dict(),
-            "state_dict": model.state_dict(),
+            "state_dict": {k: v.to(dtype) for k, v in model.state_dict().items()},
             "extra": extra or {},
         },
         path,
