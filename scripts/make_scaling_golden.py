@@ -1,4 +1,5 @@
-"""Write tests/golden/rope_scaling_transformers.npz: RoPE scaling computed by Hugging Face transformers.
+"""Write tests/golden/rope_scaling_transformers.npz (and rope_proportional_transformers.npz):
+RoPE scaling computed by Hugging Face transformers.
 
 The tests compare ``posenc.rope_scaling`` with these values without needing transformers.
 Run it in a throwaway environment, never in the book's .venv:
@@ -29,6 +30,16 @@ the way Phi-3's config.json gives it, without ``factor``, from max_position_embe
 original_max_position_embeddings (transformers then logs advice to set ``factor``, which is
 not a rejection: :data:`LONGROPE_ADVICE`). Its published cases (:func:`published_longrope`)
 are read from the model configurations in ``src/posenc/book/model_configs/``.
+
+p-RoPE (rope type ``proportional``, the Gemma 4 family) goes to a file of its own,
+``rope_proportional_transformers.npz`` (:func:`proportional_cases`,
+:func:`proportional_rejected_cases`), so that the first file, which chapter 5 summarises
+case by case, is unchanged. Its validation flags a ``factor`` in the rope parameters as an
+unrecognised key while its code divides by it: the cases with a factor other than 1 are
+stored with that one warning (:data:`PROPORTIONAL_FACTOR_WARNING`), those with factor 1 leave
+the key out and log nothing. One more case builds Gemma 4's own rotary module
+(``Gemma4TextRotaryEmbedding`` of a default ``Gemma4TextConfig``) and stores the frequencies
+of its full-attention layers, to show that the generic call is what the model computes.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "tests" / "golden" / "rope_scaling_transformers.npz"
+PROPORTIONAL_OUTPUT = ROOT / "tests" / "golden" / "rope_proportional_transformers.npz"
 MODEL_CONFIGS = ROOT / "src" / "posenc" / "book" / "model_configs"
 
 FACTORS = (2.0, 3.5, 8.0, 16.0, 40.0)
@@ -427,6 +439,169 @@ def longrope_cases() -> list[dict]:
     return out
 
 
+# p-RoPE: shares of rotated pairs (0.58 * 100 = 57.99999999999999 in floating point: 28
+# pairs, not 29; 1/3 is not a whole number of pairs for any of these heads), heads (512 is
+# Gemma 4's full-attention head), factors and bases.
+PROPORTIONAL_SHARES = (0.0, 0.125, 0.25, 0.3, 1 / 3, 0.5, 0.58, 0.75, 1.0)
+PROPORTIONAL_DIMS = (64, 100, 128, 256, 512)
+PROPORTIONAL_FACTORS = (1.0, 2.0, 8.0)
+PROPORTIONAL_WHOLE = {  # integers, as a config may hold them
+    "method": "proportional",
+    "dim": 64,
+    "base": 10000,
+    "factor": 4,
+    "partial_rotary_factor": 1,
+}
+PROPORTIONAL_FACTOR_WARNING = (
+    "Unrecognized keys in `rope_parameters` for 'rope_type'='proportional': {'factor'}"
+)
+# Gemma 4 (transformers 5.24, models/gemma4/configuration_gemma4.py, Gemma4TextConfig):
+# the full-attention layers' default rope parameters {"rope_type": "proportional",
+# "partial_rotary_factor": 0.25, "rope_theta": 1_000_000.0} on global_head_dim = 512.
+GEMMA4_FULL_ATTENTION = {
+    "method": "proportional",
+    "dim": 512,
+    "base": 1000000.0,
+    "factor": 1.0,
+    "partial_rotary_factor": 0.25,
+    "model": "gemma4_text",
+}
+
+
+def proportional_cases() -> list[dict]:
+    """p-RoPE on a grid, integer arguments, and Gemma 4's full-attention layers."""
+    out = [
+        {
+            "method": "proportional",
+            "dim": dim,
+            "base": base,
+            "factor": factor,
+            "partial_rotary_factor": share,
+        }
+        for dim, share, factor, base in itertools.product(
+            PROPORTIONAL_DIMS, PROPORTIONAL_SHARES, PROPORTIONAL_FACTORS, (1e4, 1e6)
+        )
+    ]
+    return [*out, dict(PROPORTIONAL_WHOLE), dict(GEMMA4_FULL_ATTENTION)]
+
+
+_PROPORTIONAL = {
+    "method": "proportional",
+    "dim": 64,
+    "base": 10000.0,
+    "factor": 2.0,
+    "partial_rotary_factor": 0.25,
+}
+#: p-RoPE configurations transformers does not accept, and the argument posenc names.
+PROPORTIONAL_REJECTED = (
+    # validation: partial_rotary_factor is None (it then computes with 1.0)
+    (
+        {k: v for k, v in _PROPORTIONAL.items() if k != "partial_rotary_factor"},
+        "partial_rotary_factor",
+    ),
+    # int(p * dim // 2) pairs outside 0 .. dim/2: a table of the wrong length
+    ({**_PROPORTIONAL, "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
+    ({**_PROPORTIONAL, "partial_rotary_factor": -0.25}, "partial_rotary_factor"),
+    # int(nan): ValueError; a string: TypeError
+    ({**_PROPORTIONAL, "partial_rotary_factor": math.nan}, "partial_rotary_factor"),
+    ({**_PROPORTIONAL, "partial_rotary_factor": "0.25"}, "partial_rotary_factor"),
+    # the factor key is flagged (as every factor is for this type); this one is below 1
+    ({**_PROPORTIONAL, "factor": 0.5}, "factor"),
+)
+
+
+def proportional_rejected_cases() -> list[dict]:
+    """Each p-RoPE configuration transformers rejects, as {"case", "argument"}."""
+    return [
+        {"case": dict(case), "argument": argument}
+        for case, argument in PROPORTIONAL_REJECTED
+    ]
+
+
+def proportional_values(
+    case: dict, *, float64: bool = False
+) -> tuple[np.ndarray, float, list[str]]:
+    """inv_freq, attention factor and the warnings transformers logs, for a p-RoPE case.
+
+    A case with a factor other than 1 must log :data:`PROPORTIONAL_FACTOR_WARNING` and
+    nothing else; one with factor 1 (the key left out) nothing at all.
+    """
+    with rope_warnings() as messages:
+        inv_freq, attention_factor = _proportional_call(case, float64=float64)
+    expected = [] if case["factor"] == 1 else [PROPORTIONAL_FACTOR_WARNING]
+    assert messages == expected, (case, messages)
+    dtype = np.float64 if float64 else np.float32
+    assert inv_freq.shape == (case["dim"] // 2,) and inv_freq.dtype == dtype, case
+    return inv_freq, attention_factor, messages
+
+
+def proportional_rejection(case: dict, argument: str) -> str:
+    """How transformers rejects a p-RoPE case: it raises, warns naming ``argument``, or
+    returns a table of the wrong length. An AssertionError if it accepts the case."""
+    with rope_warnings() as messages:
+        try:
+            inv_freq, _ = _proportional_call(case, float64=True)
+        except Exception as error:  # any error is a rejection; its text is kept
+            return f"raises {type(error).__name__}: {error}"
+    naming = [message for message in messages if argument in message]
+    if naming:
+        return f"warns: {naming[0]}"
+    assert inv_freq.shape != (case["dim"] // 2,), (case, argument, messages)
+    return (
+        f"returns {inv_freq.shape[0]} frequencies for dim/2 = {case['dim'] // 2} pairs"
+    )
+
+
+def _proportional_call(case: dict, *, float64: bool) -> tuple[np.ndarray, float]:
+    """transformers' ``proportional`` function on a LlamaConfig with the case's rope
+    parameters (factor left out when it is 1), or Gemma 4's own rotary module."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    with torch_float_is_float64() if float64 else contextlib.nullcontext():
+        if case.get("model") == "gemma4_text":
+            from transformers import Gemma4TextConfig
+            from transformers.models.gemma4.modeling_gemma4 import (
+                Gemma4TextRotaryEmbedding,
+            )
+
+            config = Gemma4TextConfig(num_hidden_layers=6)
+            rope = config.rope_parameters["full_attention"]
+            assert rope == {
+                "rope_type": "proportional",
+                "partial_rotary_factor": case["partial_rotary_factor"],
+                "rope_theta": case["base"],
+            }, rope
+            assert config.per_layer_config["full_attention"].head_dim == case["dim"]
+            module = Gemma4TextRotaryEmbedding(config)
+            inv_freq = module.full_attention_inv_freq
+            attention_factor = module.full_attention_attention_scaling
+        else:
+            parameters = {
+                "rope_type": "proportional",
+                "rope_theta": case["base"],
+            }
+            if "partial_rotary_factor" in case:
+                parameters["partial_rotary_factor"] = case["partial_rotary_factor"]
+            if case["factor"] != 1:
+                parameters["factor"] = case["factor"]
+            config = LlamaConfig(
+                hidden_size=case["dim"] * 4,
+                num_attention_heads=4,
+                head_dim=case["dim"],
+                max_position_embeddings=2048,
+                num_hidden_layers=1,
+                vocab_size=32,
+                rope_parameters=parameters,
+            )
+            inv_freq, attention_factor = ROPE_INIT_FUNCTIONS["proportional"](
+                config, None
+            )
+    assert isinstance(inv_freq, torch.Tensor)
+    return inv_freq.detach().cpu().numpy(), float(attention_factor)
+
+
 def rejected_cases() -> list[dict]:
     """Each configuration transformers rejects, as {"case": arguments, "argument": name}."""
     return [{"case": dict(case), "argument": argument} for case, argument in REJECTED]
@@ -439,6 +614,7 @@ TRANSFORMERS_TYPE = {
     "yarn": "yarn",
     "llama3": "llama3",
     "longrope": "longrope",
+    "proportional": "proportional",
 }
 OPTION_DEFAULTS = {"llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0}}
 
@@ -653,7 +829,54 @@ def main() -> None:
         f"wrote {len(all_cases)} cases ({offsets[-1]} frequencies) and {len(rejected)} rejected ones "
         f"to {OUTPUT} with transformers {transformers.__version__}, torch {torch.__version__}"
     )
+    write_proportional()
+
+
+def write_proportional() -> None:
+    """The p-RoPE cases and rejections to :data:`PROPORTIONAL_OUTPUT`."""
+    import torch
+    import transformers
+
+    all_cases = proportional_cases()
+    inv_freqs, inv_freqs64, factors, warnings = [], [], [], []
+    for case in all_cases:
+        inv_freq, attention_factor, messages = proportional_values(case)
+        inv_freq64, attention_factor64, _ = proportional_values(case, float64=True)
+        assert attention_factor64 == attention_factor, case
+        inv_freqs.append(inv_freq)
+        inv_freqs64.append(inv_freq64)
+        factors.append(attention_factor)
+        warnings.append(messages)
+    offsets = np.cumsum([0] + [len(f) for f in inv_freqs]).astype(np.int64)
+    rejected = [
+        {**row, "transformers": proportional_rejection(row["case"], row["argument"])}
+        for row in proportional_rejected_cases()
+    ]
+    meta = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "made_by": "scripts/make_scaling_golden.py (write_proportional)",
+        "cases": all_cases,
+        "warnings": warnings,
+        "rejected": rejected,
+    }
+    np.savez_compressed(
+        PROPORTIONAL_OUTPUT,
+        meta=np.array(json.dumps(meta, sort_keys=True)),
+        inv_freq=np.concatenate(inv_freqs),
+        inv_freq_float64=np.concatenate(inv_freqs64),
+        offsets=offsets,
+        attention_factor=np.array(factors, dtype=np.float64),
+    )
+    print(
+        f"wrote {len(all_cases)} p-RoPE cases ({offsets[-1]} frequencies) and "
+        f"{len(rejected)} rejected ones to {PROPORTIONAL_OUTPUT}"
+    )
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--proportional"]:
+        write_proportional()  # only the p-RoPE file
+    else:
+        main()

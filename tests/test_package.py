@@ -88,6 +88,8 @@ CORE = {  # the core modules (ARCHITECTURE.md, "Layers")
         "scaling",
         "attention",
         "config",
+        "alibi",
+        "t5_bias",
     )
 }
 

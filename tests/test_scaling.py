@@ -43,9 +43,12 @@ def longrope_options(dim: int) -> dict:
 
 
 def options_for(method: str, dim: int = 64) -> dict:
-    """What rope_scaling needs beyond factor for ``method``: seq_len, LongRoPE's lists."""
+    """What rope_scaling needs beyond factor for ``method``: seq_len, LongRoPE's lists,
+    p-RoPE's share."""
     if method == "dynamic":
         return {"seq_len": 9000}
+    if method == "proportional":
+        return {"partial_rotary_factor": 0.25}
     return longrope_options(dim) if method == "longrope" else {}
 
 

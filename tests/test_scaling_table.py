@@ -24,6 +24,8 @@ from posenc.scaling import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+# methods of rope_scaling that belong to the "Other roads" page, not to chapter 5
+OTHER_ROADS = {"proportional"}
 
 
 # the options a method cannot run without (the table's ``required``), for dim 64
@@ -31,7 +33,8 @@ REQUIRED = {
     "longrope": {
         "short_factor": [1.0 + i / 64 for i in range(32)],
         "long_factor": [1.0 + i for i in range(32)],
-    }
+    },
+    "proportional": {"partial_rotary_factor": 0.25},
 }
 
 
@@ -56,6 +59,7 @@ def test_methods_and_options_are_read_from_the_table():
         "yarn",
         "llama3",
         "longrope",
+        "proportional",
     )
     assert OPTIONS == {
         name: dict(entry.options) for name, entry in SCALING_METHODS.items()
@@ -71,7 +75,10 @@ def test_every_method_returns_dim_over_2_frequencies_and_a_float(method):
         method, 64, **arguments, **extra_for(method)
     )
     assert inv_freq.dtype == np.float64 and inv_freq.shape == (32,)
-    assert np.all(np.isfinite(inv_freq)) and np.all(inv_freq > 0)
+    # p-RoPE leaves the slowest pairs unrotated: int(0.25 * 64 // 2) = 8 rotated, 24 zeros
+    rotated = 8 if method == "proportional" else 32
+    assert np.all(np.isfinite(inv_freq)) and np.all(inv_freq[:rotated] > 0)
+    assert np.all(inv_freq[rotated:] == 0)
     assert isinstance(attention_factor, float)
     # an option left out takes the table's default: passing the defaults changes nothing
     defaults = {k: v for k, v in entry.options.items() if v is not None}
@@ -111,7 +118,7 @@ def test_the_shared_check_applies_to_every_method(method):
         assert rope_scaling(method, 64, factor=factor, seq_len=100, **required)
     else:
         with pytest.raises(ValueError, match="seq_len"):
-            rope_scaling(method, 64, factor=factor, seq_len=100)
+            rope_scaling(method, 64, factor=factor, seq_len=100, **required)
     if SCALING_METHODS[method].reads_seq_len:
         with pytest.raises(ValueError, match="seq_len"):
             rope_scaling(method, 64, factor=factor, **{**extra, "seq_len": 0})
@@ -139,7 +146,8 @@ def test_an_option_of_another_method_is_named_with_what_the_method_takes():
         rope_scaling("ntk_by_parts", 64, factor=2.0, mscale=1.0)
     with pytest.raises(
         ValueError,
-        match=r"method must be one of \('none', 'linear', .*'longrope'\), got 'su'",
+        match=r"method must be one of \('none', 'linear', .*'longrope', 'proportional'\), "
+        r"got 'su'",
     ):
         rope_scaling("su", 64, factor=2.0)  # Phi-3's first name for longrope
 
@@ -290,6 +298,13 @@ def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling()
             option = lines[k + 1]
             if option.startswith(":pyobject: "):
                 shown.add(option.removeprefix(":pyobject: ").strip())
-    functions = {entry.function.__name__ for entry in SCALING_METHODS.values()}
+    # p-RoPE is not one of chapter 5's context-extension methods: the "Other roads" page
+    # (issue 24) is to show compute_proportional; every other method's function is here
+    functions = {
+        entry.function.__name__
+        for name, entry in SCALING_METHODS.items()
+        if name not in OTHER_ROADS
+    }
     assert functions <= shown
+    assert "compute_proportional" not in shown
     assert "rope_scaling" not in shown

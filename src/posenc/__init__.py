@@ -6,6 +6,7 @@ matplotlib. The chapters' own tools live in :mod:`posenc.book`, the experiment o
 in :mod:`posenc.experiments`; both are imported by name.
 """
 
+from posenc.alibi import alibi_bias, alibi_slopes
 from posenc.attention import (
     causal_mask,
     scaled_dot_product_attention,
@@ -23,10 +24,13 @@ from posenc.sinusoidal import (
     sinusoidal_encoding,
     sinusoidal_encoding_at,
 )
+from posenc.t5_bias import t5_relative_position_bucket
 
 __all__ = [
     "RopeConfig",
     "add_sinusoidal_encoding",
+    "alibi_bias",
+    "alibi_slopes",
     "apply_rope",
     "causal_mask",
     "dot_product_by_offset",
@@ -42,6 +46,7 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_encoding_at",
     "softmax",
+    "t5_relative_position_bucket",
     "wavelengths",
 ]
 

@@ -30,6 +30,7 @@ from posenc.config_fields import (
     read_factor,
     read_head_dim,
     read_original_context,
+    read_proportional_share,
     read_rope_block,
     read_rope_type,
     read_rotary_dim,
@@ -113,7 +114,13 @@ def rope_from_config(config: Mapping[str, object]) -> RopeConfig:
     check_rope_keys(rope, key, rope_type)
     method = METHOD_OF_ROPE_TYPE[rope_type]
     head_dim = read_head_dim(config)
-    rotary_dim = read_rotary_dim(config, rope, key, model_type, head_dim)
+    if method == "proportional":  # the whole head is the table, zeros included
+        share = read_proportional_share(config, rope, key, model_type)
+        rotary_dim = head_dim
+        if head_dim % 2:
+            raise ValueError(f"head_dim must be even for p-RoPE, got {head_dim}")
+    else:
+        rotary_dim = read_rotary_dim(config, rope, key, model_type, head_dim)
     base = read_base(config, rope, key, model_type)
     max_position = required_int(
         config.get("max_position_embeddings"), "max_position_embeddings"
@@ -121,6 +128,8 @@ def rope_from_config(config: Mapping[str, object]) -> RopeConfig:
     original = read_original_context(config, rope, key, rope_type, model_type)
     factor = read_factor(rope, key, rope_type, max_position, original)
     options = {name: rope[name] for name in OPTIONS[method] if name in rope}
+    if method == "proportional":
+        options["partial_rotary_factor"] = share
     seq_len = max_position if method == "dynamic" else None
     inv_freq, attention_factor = _compute(
         key,

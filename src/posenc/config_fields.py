@@ -30,7 +30,20 @@ below.
   with base 10000;
 * Phi-3 (``phi3``) renames the types "su" and "yarn" to "longrope" (after it fills in
   the original context, so the block must then hold one) and accepts only "default"
-  and "longrope".
+  and "longrope";
+* p-RoPE, rope type "proportional" (the Gemma 4 family's full-attention layers): the
+  whole head is the table (``_compute_proportional_rope_parameters`` returns head_dim/2
+  frequencies, 0 for the pairs it does not rotate), so rotary_dim = head_dim and
+  partial_rotary_factor (block, else top level) is the method's option, not a cut of
+  the head. A missing one is an error (transformers warns and computes with 1.0); so is
+  a ``factor`` key (its validation calls it unrecognised, though its code divides by
+  it), and the type on GPT-NeoX and Phi, whose attention cuts the head by the share
+  (not checked against transformers);
+* a block nested by layer type (Gemma 3 and 4: ``{"full_attention": {...},
+  "sliding_attention": {...}}``, one RoPE per kind of layer, each with its own head
+  size through ``per_layer_config``) is an error naming the first nested key:
+  :func:`posenc.rope_from_config` returns one RoPE, so pass one layer type's block as
+  ``rope_parameters`` with that layer's ``head_dim``.
 """
 
 from __future__ import annotations
@@ -53,6 +66,7 @@ METHOD_OF_ROPE_TYPE = {
     "yarn": "yarn",
     "llama3": "llama3",
     "longrope": "longrope",
+    "proportional": "proportional",
 }
 
 #: The keys of the RoPE block each rope type reads (transformers'
@@ -75,6 +89,7 @@ ROPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("factor", "low_freq_factor", "high_freq_factor"),
         ("original_max_position_embeddings",),
     ),
+    "proportional": ((), ()),  # rope_theta and partial_rotary_factor: every type's
 }
 _EVERY_TYPE = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 _WITH_ORIGINAL = ("yarn", "llama3", "longrope")
@@ -110,6 +125,16 @@ def read_rope_block(config: Mapping[str, object]) -> tuple[str, Mapping[str, obj
         raise TypeError(
             f"{given[0]} must be a dict (a JSON object), got {type(block).__name__}"
         )
+    layer_types = config.get("layer_types") or ()
+    for name, value in block.items():
+        if isinstance(value, Mapping) or (
+            isinstance(layer_types, (list, tuple)) and name in layer_types
+        ):
+            raise ValueError(
+                f"{given[0]}.{name}: the block is nested by layer type (one RoPE per "
+                "kind of layer, as in Gemma 3 and 4); posenc reads one RoPE per config: "
+                f"pass one layer type's block as {given[0]}, with that layer's head_dim"
+            )
     return given[0], block
 
 
@@ -194,6 +219,31 @@ def read_rotary_dim(
     return rotary_dim
 
 
+def read_proportional_share(
+    config: Mapping[str, object],
+    rope: Mapping[str, object],
+    key: str,
+    model_type: str | None,
+) -> float:
+    """p-RoPE's partial_rotary_factor: the block's, else the top level's; required."""
+    if model_type in _NEOX or model_type in _DEFAULT_ROTARY_SHARE:
+        raise ValueError(
+            f"{key}.rope_type 'proportional' on model_type {model_type!r}: its attention "
+            "cuts the head by the rotated share itself; posenc reads p-RoPE only where "
+            "the whole head is the table"
+        )
+    for name, value in (
+        (f"{key}.partial_rotary_factor", rope.get("partial_rotary_factor")),
+        ("partial_rotary_factor", config.get("partial_rotary_factor")),
+    ):
+        if value is not None:
+            return check_real(value, name)
+    raise ValueError(
+        f"{key}.partial_rotary_factor is missing for rope type 'proportional' "
+        "(transformers warns and computes with 1.0, Position Interpolation)"
+    )
+
+
 def _rotary_share(
     config: Mapping[str, object],
     rope: Mapping[str, object],
@@ -269,7 +319,7 @@ def read_factor(
     if rope_type == "default":
         return 1.0
     L = original or max_position
-    if rope.get("factor") is None:  # only longrope gets here (_check_keys)
+    if rope.get("factor") is None:  # longrope (_check_keys), or proportional: 1
         return check_factor(max_position / L, "max_position_embeddings / L")
     factor = check_factor(rope["factor"], f"{key}.factor")
     if rope_type == "yarn":

@@ -19,7 +19,11 @@ in place of ``theta_i = base**(-2i/dim)``:
 * ``"longrope"``: LongRoPE (Ding et al. 2024, arXiv:2402.13753), as Phi-3
   uses it: a searched factor per pair, theta_i / lambda_i, one list for
   short and one for long sequences, and the attention factor
-  sqrt(1 + ln s / ln L).
+  sqrt(1 + ln s / ln L);
+* ``"proportional"``: p-RoPE (Barbero et al., ICLR 2025, "Round and Round We
+  Go!"), transformers' rope type of the Gemma 4 family: the fastest
+  int(p * dim // 2) pairs keep theta_i, the slower ones are not rotated
+  (theta'_i = 0), and all are divided by s.
 
 Each method is one small function, ``compute_<method>``, that takes the
 checked arguments (:class:`RopeArguments`) and the method's options and
@@ -90,6 +94,16 @@ here once for every function of this module:
   NaN and True without a warning and computes an infinite, negative or NaN
   frequency), and may be a tuple or a 1-D numpy array as well as a list (it
   warns about anything but a list).
+* p-RoPE (``_compute_proportional_rope_parameters``): the rotated pairs are
+  int(partial_rotary_factor * dim // 2), that float expression exactly (0.58 *
+  100 is 57.99999999999999 in floating point, so 28 pairs, not 29); the
+  exponent is over the whole head, base**(-2i/dim), and every entry, the zeros
+  too, is divided by ``factor``. ``partial_rotary_factor`` is required (its
+  validation warns when it is missing and it computes with 1.0, Position
+  Interpolation) and must lie in [0, 1] (0 rotates nothing; outside [0, 1] its
+  code returns a table of the wrong length). Its validation flags a ``factor``
+  key as unrecognised while its code divides by it: here ``factor`` is the
+  formula's s, :func:`posenc.rope_from_config` rejects the key.
 """
 
 from __future__ import annotations
@@ -670,6 +684,28 @@ def compute_longrope(
     )
 
 
+def compute_proportional(
+    rope: RopeArguments, *, partial_rotary_factor: float | None
+) -> tuple[np.ndarray, float]:
+    """p-RoPE (Barbero et al., ICLR 2025) as ``transformers``' rope type "proportional".
+
+    With k = int(p * dim // 2), p = ``partial_rotary_factor`` in [0, 1] (that
+    floating-point expression, as transformers writes it): theta'_i = theta_i / s for
+    i < k, theta'_i = 0 for the other dim/2 - k pairs (not rotated), theta_i =
+    base**(-2i/dim) over the whole head. No attention factor.
+    """
+    share = check_real(partial_rotary_factor, "partial_rotary_factor")
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(
+            f"partial_rotary_factor must lie in [0, 1] (the share of pairs rotated), "
+            f"got {share}"
+        )
+    rotated = int(share * rope.dim // 2)
+    inv_freq = rope.theta.copy()
+    inv_freq[rotated:] = 0.0
+    return inv_freq / rope.factor, 1.0
+
+
 # ------------------------------------------------------------------ the table
 
 
@@ -730,6 +766,11 @@ SCALING_METHODS: dict[str, ScalingMethod] = {
         {"short_factor": None, "long_factor": None, "attention_factor": None},
         optional_seq_len=True,
         required=("short_factor", "long_factor"),
+    ),
+    "proportional": ScalingMethod(
+        compute_proportional,
+        {"partial_rotary_factor": None},
+        required=("partial_rotary_factor",),
     ),
 }
 
@@ -820,9 +861,11 @@ def rope_scaling(
     ``options``: those the method takes in :data:`SCALING_METHODS`
     (beta_fast, beta_slow, truncate, mscale, mscale_all_dim,
     attention_factor, low_freq_factor, high_freq_factor, short_factor,
-    long_factor). For ``"longrope"``, ``factor`` is the target context over
-    original_max_position (Phi-3: max_position_embeddings /
-    original_max_position_embeddings); it sets only the attention factor.
+    long_factor, partial_rotary_factor). For ``"longrope"``, ``factor`` is
+    the target context over original_max_position (Phi-3:
+    max_position_embeddings / original_max_position_embeddings); it sets
+    only the attention factor. ``"proportional"`` (p-RoPE) returns 0 for
+    the pairs it does not rotate.
 
     Returns ``(inv_freq, attention_factor)``: inv_freq, shape (dim/2,),
     float64, in radians per position; attention_factor multiplies cos and

@@ -75,6 +75,7 @@ METHOD_NAMES = {
     "yarn": "YaRN",
     "llama3": "Llama 3.1",
     "longrope": "LongRoPE",
+    "proportional": "p-RoPE",
 }
 
 #: Chapter 6's methods (and Llama 3.1's rule, scored on real text): colour (Okabe-Ito), marker and line style, apart in greyscale too.

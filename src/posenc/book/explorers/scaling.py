@@ -18,7 +18,10 @@ from posenc.book.plotting import PALETTE
 def _explorer_methods() -> tuple[str, ...]:
     """ "published" (the chosen model's own setting), then every method of
     :func:`posenc.rope_scaling` that takes no per-model data (LongRoPE's factor lists belong
-    to a model: it is drawn as a Phi model's "published" setting)."""
+    to a model: it is drawn as a Phi model's "published" setting; p-RoPE's
+    partial_rotary_factor, the share of pairs a model rotates, is a design of the model,
+    not a way to extend one trained with plain RoPE, and it is not among chapter 5's
+    methods)."""
     from posenc.scaling import SCALING_METHODS
 
     return ("published",) + tuple(
