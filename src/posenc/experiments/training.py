@@ -46,6 +46,7 @@ from posenc.experiments.corpus import (
     byte_tokens,
     evaluation_windows,
 )
+from posenc.experiments.encodings import PositionEncoding
 from posenc.experiments.language_model import (
     next_token_accuracy_and_loss,
     next_token_logits,
@@ -241,14 +242,17 @@ def train_phase(
     }
 
 
-def train_base(config: TrainConfig, log=print) -> tuple[TinyRopeTransformer, dict]:
+def train_base(
+    config: TrainConfig, log=print, encoding: PositionEncoding | None = None
+) -> tuple[TinyRopeTransformer, dict]:
     """Train from scratch at ``train_length`` with plain RoPE (phase ``config.base``).
 
-    Returns the model and its log: :func:`train_phase`'s, the parameter count and the
-    weights' :func:`parameter_digest`.
+    ``encoding``: another position signal (default chapter 6's RoPE). Returns the
+    model and its log: :func:`train_phase`'s, the parameter count and the weights'
+    :func:`parameter_digest`.
     """
     torch.manual_seed(config.seed)
-    model = TinyRopeTransformer(config.model)
+    model = TinyRopeTransformer(config.model, encoding)
     phase_log = train_phase(
         model,
         config.base,
@@ -275,8 +279,10 @@ def train_language_model(
     seed: int,
     weight_decay: float = 0.01,
     log=print,
+    encoding: PositionEncoding | None = None,
 ) -> tuple[TinyRopeTransformer, dict]:
-    """A byte-level language model trained from scratch at ``length`` with plain RoPE.
+    """A byte-level language model trained from scratch at ``length`` with plain RoPE
+    (or ``encoding``'s position signal).
 
     ``parts``: the corpus split (:func:`posenc.experiments.corpus.load_split`). Batches
     are random windows of the train part (``np.random.default_rng([seed, 1])``); the
@@ -289,7 +295,7 @@ def train_language_model(
             f"got {model_config.vocab_size}"
         )
     torch.manual_seed(seed)
-    model = TinyRopeTransformer(model_config)
+    model = TinyRopeTransformer(model_config, encoding)
     phase_log = train_phase(
         model,
         phase,
@@ -353,21 +359,27 @@ def save_checkpoint(
     dtype: torch.dtype = torch.float32,
 ) -> None:
     """The weights in ``dtype`` (float32: a few hundred kB for the default model) and the
-    model config. :func:`load_checkpoint` reads either back in float32."""
-    torch.save(
-        {
-            "config": model.config.to_dict(),
-            "state_dict": {k: v.to(dtype) for k, v in model.state_dict().items()},
-            "extra": extra or {},
-        },
-        path,
-    )
+    model config. :func:`load_checkpoint` reads either back in float32. A model with
+    another position signal than chapter 6's RoPE also stores its ``encoding``
+    (chapter 6's checkpoints hold the same keys as before)."""
+    data = {
+        "config": model.config.to_dict(),
+        "state_dict": {k: v.to(dtype) for k, v in model.state_dict().items()},
+        "extra": extra or {},
+    }
+    if model.encoding != PositionEncoding():
+        data["encoding"] = model.encoding.to_dict()
+    torch.save(data, path)
 
 
 def load_checkpoint(path: Path) -> TinyRopeTransformer:
     """The model saved by :func:`save_checkpoint`, in eval mode (``weights_only`` loading)."""
     data = torch.load(Path(path), weights_only=True)
-    model = TinyRopeTransformer(ModelConfig(**data["config"]))
+    encoding = data.get("encoding")
+    model = TinyRopeTransformer(
+        ModelConfig(**data["config"]),
+        None if encoding is None else PositionEncoding.from_dict(encoding),
+    )
     model.load_state_dict(data["state_dict"])
     return model.eval()
 
