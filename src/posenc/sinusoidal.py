@@ -115,21 +115,23 @@ def shift_matrix(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray
     """The matrix T(offset) with PE(pos + offset) = T(offset) @ PE(pos).
 
     Shape (d_model, d_model), the same for every pos. Block-diagonal, one
-    2x2 block per (sin, cos) pair i, with beta_i = offset * omega_i:
+    2x2 block per (sin, cos) pair i, with psi_i = offset * omega_i:
 
-        [[ cos beta_i, sin beta_i],    sin(a + b) = sin a cos b + cos a sin b
-         [-sin beta_i, cos beta_i]]    cos(a + b) = cos a cos b - sin a sin b
+        [[ cos psi_i, sin psi_i],    sin(a + b) = sin a cos b + cos a sin b
+         [-sin psi_i, cos psi_i]]    cos(a + b) = cos a cos b - sin a sin b
 
-    i.e. a clockwise rotation by beta_i, because a pair is stored as
-    (sin, cos). ``offset`` is any integer with |offset| <= 2**53 (float64
-    holds every integer up to there; beyond, a ValueError); negative
-    offsets shift back.
+    that is R(-psi_i). Read cosine first, as the point (cos, sin), a shift
+    turns each pair counter-clockwise by psi_i; stored sine first, as here,
+    the same turn is written R(-psi_i).
+
+    ``offset`` is any integer with |offset| <= 2**53 (float64 holds every
+    integer up to there; beyond, a ValueError); negative offsets shift back.
     """
     offset = check_int(offset, "offset")
     if abs(offset) > 2**53:
         raise ValueError(
             f"offset must be at most 2**53 in magnitude (float64 integers are exact up to there), got {offset}"
         )
-    cos_beta, sin_beta = cos_sin(float(offset) * frequencies(d_model, base))
-    # the block-diagonal rotation by -beta_i: [[cos, -(-sin)], [-sin, cos]]
-    return block_diagonal_rotation(cos_beta, -sin_beta)
+    cos_psi, sin_psi = cos_sin(float(offset) * frequencies(d_model, base))
+    # the block-diagonal rotation by -psi_i: [[cos, -(-sin)], [-sin, cos]]
+    return block_diagonal_rotation(cos_psi, -sin_psi)
