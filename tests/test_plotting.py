@@ -105,3 +105,29 @@ def test_seed_lines_draws_each_seed_and_the_mean():
     with pytest.raises(ValueError, match="values must have shape"):
         plotting.seed_lines(ax, [1, 2], values, "yarn", "YaRN")
     plt.close(fig)
+
+
+def test_seed_lines_can_draw_the_mean_alone():
+    fig, ax = plt.subplots()
+    values = np.array([[0.1, 0.3], [0.5, 0.9]])
+    plotting.seed_lines(ax, [1, 2], values, "linear", "PI", each_seed=False)
+    (mean,) = ax.get_lines()
+    np.testing.assert_allclose(mean.get_ydata(), [0.2, 0.7])
+    assert mean.get_label() == "PI" and mean.get_alpha() is None
+    with pytest.raises(TypeError, match="each_seed"):
+        plotting.seed_lines(ax, [1, 2], values, "linear", "PI", each_seed="no")
+    plt.close(fig)
+
+
+def test_pi_and_yarn_are_not_drawn_in_neighbouring_hues():
+    """Chapter 6 compares them most; vermilion against orange read as one colour."""
+    import matplotlib.colors as mcolors
+
+    hue = {
+        m: mcolors.rgb_to_hsv(mcolors.to_rgb(plotting.METHOD_STYLE[m][0]))[0]
+        for m in ("linear", "yarn")
+    }
+    gap = abs(hue["linear"] - hue["yarn"])
+    assert min(gap, 1 - gap) > 0.1, hue
+    colours = [style[0] for style in plotting.METHOD_STYLE.values()]
+    assert len(set(colours)) == len(colours)

@@ -79,21 +79,29 @@ METHOD_NAMES = {
 }
 
 #: Chapter 6's methods (and Llama 3.1's rule, scored on real text): colour (Okabe-Ito), marker and line style, apart in greyscale too.
+#: Position Interpolation (vermilion) and YaRN (reddish purple), the pair chapter 6 compares most, are far apart in hue.
 METHOD_STYLE = {
     "none": (PALETTE[6], "o", ":"),
     "linear": (PALETTE[1], "v", "-"),
     "ntk": (PALETTE[0], "s", "--"),
-    "dynamic": (PALETTE[3], "D", "-."),
+    "dynamic": (PALETTE[4], "D", "-."),
     "ntk_by_parts": (PALETTE[2], "^", "-"),
-    "yarn": (PALETTE[4], "x", "--"),
+    "yarn": (PALETTE[3], "x", "--"),
     "llama3": (PALETTE[5], "P", (0, (8, 2))),
 }
 
 
 def seed_lines(
-    ax: mpl.axes.Axes, xs: list, values: np.ndarray, method: str, label: str
+    ax: mpl.axes.Axes,
+    xs: list,
+    values: np.ndarray,
+    method: str,
+    label: str,
+    *,
+    each_seed: bool = True,
 ) -> None:
-    """Every seed faintly and the mean over seeds bold, in ``method``'s style.
+    """Every seed faintly (unless ``each_seed`` is False) and the mean over seeds bold, in
+    ``method``'s style.
 
     ``values``: (len(xs), seeds), one column per seed.
     """
@@ -103,8 +111,11 @@ def seed_lines(
             f"values must have shape (len(xs), seeds) = ({len(xs)}, seeds), "
             f"got {values.shape}"
         )
+    if not isinstance(each_seed, bool):
+        raise TypeError(f"each_seed must be True or False, got {each_seed!r}")
     color, marker, line = METHOD_STYLE[method]
-    ax.plot(xs, values, color=color, alpha=0.25, lw=1)
+    if each_seed:
+        ax.plot(xs, values, color=color, alpha=0.25, lw=1)
     ax.plot(
         xs, values.mean(axis=1), color=color, marker=marker, ls=line, lw=2, label=label
     )
