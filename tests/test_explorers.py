@@ -338,6 +338,48 @@ def test_scaling_explorer_shows_each_methods_options_under_the_chapters_names():
     # the factor menu starts at the starting model's own s
     factor = next(p for p in spec["params"] if p["name"] == "factor")
     assert factor["value"] == presets["llama-3.1-8b"].factor
+    # the options' menus say what each does, in the chapter's words and letters: beta_fast
+    # is the paper's beta (kept above), beta_slow its alpha (interpolated below), and
+    # Llama 3.1's high_freq_factor and low_freq_factor play the same parts
+    bound = {p["name"]: p["bind"]["name"] for p in spec["params"] if "bind" in p}
+    for option in ("beta_fast", "high_freq_factor"):
+        assert bound[option].startswith("β: keep pairs with more turns than")
+    for option in ("beta_slow", "low_freq_factor"):
+        assert bound[option].startswith("α: interpolate pairs with fewer turns than")
+    assert bound["truncate"].strip() == "round the ramp's ends to whole pairs"
+    assert not any("_" in label for label in bound.values())
+    # the frequency panel's title names only what every view draws; the summary names the
+    # diamonds, and only when some pair meets unseen angles
+    text = json.dumps(spec)
+    assert "vermilion" not in json.dumps(
+        [v["title"] for v in spec["vconcat"] if "title" in v]
+    )
+    assert "no pair meets unseen angles" in text
+    assert "unseen angles' + ' ' + '(vermilion diamonds)'" in text
+
+
+def test_scaling_explorer_opens_on_the_view_it_is_given():
+    from posenc.book.presets import load_presets
+
+    presets = load_presets()
+    chosen = {name: presets[name] for name in ("llama-2-7b", "llama-3.1-8b")}
+    spec = explorers.scaling_explorer(
+        chosen, model="llama-2-7b", method="ntk_by_parts", factor=16.0
+    ).to_dict()
+    values = {p["name"]: p.get("value") for p in spec["params"]}
+    assert (values["model"], values["method"], values["factor"]) == (
+        "llama-2-7b",
+        "ntk_by_parts",
+        16.0,
+    )
+    narrow = spec["usermeta"]["posenc"]["narrow"]
+    assert {p["name"]: p.get("value") for p in narrow["params"]} == values
+    with pytest.raises(ValueError, match="method"):
+        explorers.scaling_explorer(chosen, model="llama-2-7b", method="rope")
+    with pytest.raises(ValueError, match="factor"):
+        explorers.scaling_explorer(chosen, model="llama-2-7b", factor=5.0)
+    with pytest.raises(ValueError, match="model"):
+        explorers.scaling_explorer(chosen, model="llama-2")
 
 
 def test_explorer_html_is_deterministic_and_safe_inside_a_script():

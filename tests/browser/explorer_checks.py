@@ -100,7 +100,8 @@ def _published_factor(name: str) -> str:
 #: (controls to set, the mark's label fields that pick it, the field read, posenc's value).
 #: Optional: "shown", settings and the controls (by name) that must then be the only ones
 #: visible; "text", a setting and text the drawing must then hold (posenc's value);
-#: "phone", a setting that shows the most controls, for the phone checks.
+#: "phone", a setting that shows the most controls, for the phone checks; "opening", the
+#: controls' values on loading and a text the first drawing must hold.
 CHECKS = {
     "sinusoidal": {
         "move": [("d_model", "16"), ("base", "100")],
@@ -117,7 +118,7 @@ CHECKS = {
         "expected": _expected_rope_score,
     },
     "scaling": {
-        "move": [("method", "linear"), ("factor", "16")],
+        "move": [("method", "linear"), ("factor", "8")],  # it opens at s = 16
         "set": [("model", "llama-3.1-8b"), ("method", "linear"), ("factor", "8")],
         "mark": {"pair i": 5},
         "read": "θ′ᵢ / θᵢ",
@@ -141,6 +142,17 @@ CHECKS = {
             lambda: _published_factor("deepseek-v3"),
         ),
         "phone": [("model", "llama-3.1-8b"), ("method", "yarn")],
+        # it opens on chapter 5's own head and method, where no pair meets unseen angles,
+        # and names the diamonds only when it draws some (NTK-aware at s = 16 leaves 17)
+        "opening": (
+            {"model": "llama-2-7b", "method": "ntk_by_parts", "factor": "16"},
+            "no pair meets unseen angles",
+        ),
+        "marked": (
+            [("model", "llama-2-7b"), ("method", "ntk"), ("factor", "16")],
+            # one text; on a phone the diamonds' name is a line of its own
+            ("17 pairs meet unseen angles", "(vermilion diamonds)"),
+        ),
     },
     "experiment": {
         "move": [("view", "seeds"), ("length", "256")],
@@ -231,6 +243,14 @@ def explorer_problems(page, name: str) -> list[str]:
     before = _drawing(page, element)
     if not before:
         return [f"{name}: the explorer drew nothing"]
+    if "opening" in check:
+        values, opening_text = check["opening"]
+        found = _control_values(page, element)
+        opened = {control: found.get(control) for control in values}
+        if opened != values:
+            problems.append(f"{name}: opens on {opened}, not {values}")
+        if not any(opening_text in t for t in _texts(page, element)):
+            problems.append(f"{name}: its first drawing holds no {opening_text!r}")
     for control, value in check["move"]:
         _set_control(page, element, control, value)
         page.wait_for_function(
@@ -278,6 +298,14 @@ def explorer_problems(page, name: str) -> list[str]:
         wanted_text = expected_text()
         if not any(wanted_text in t for t in _texts(page, element)):
             problems.append(f"{name}: at {setting} no drawn text holds {wanted_text!r}")
+    if "marked" in check:
+        setting, marked_text = check["marked"]
+        for control, value in setting:
+            _set_control(page, element, control, value)
+        if not any(
+            all(part in t for part in marked_text) for t in _texts(page, element)
+        ):
+            problems.append(f"{name}: at {setting} no drawn text holds {marked_text!r}")
     for control, value in check.get("phone", []):
         _set_control(page, element, control, value)
     return problems + phone_problems(page, name)

@@ -101,11 +101,33 @@ def published_setting(preset, *, line_length: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
+#: The menus' words for the options, as chapter 5 says them: the ramp's bounds are turns
+#: within L (NTK-by-parts' beta_fast is the paper's beta, beta_slow its alpha; Llama 3.1's
+#: high_freq_factor and low_freq_factor play the same parts), and truncate rounds the ramp's
+#: ends outwards to whole pairs.
+OPTION_LABELS = {
+    "factor": "factor s ",
+    "beta_fast": "β: keep pairs with more turns than ",
+    "beta_slow": "α: interpolate pairs with fewer turns than ",
+    "truncate": "round the ramp's ends to whole pairs ",
+    "low_freq_factor": "α: interpolate pairs with fewer turns than ",
+    "high_freq_factor": "β: keep pairs with more turns than ",
+}
+
+
+def scaling_explorer(
+    presets: dict,
+    *,
+    model: str,
+    method: str = "published",
+    factor: float | None = None,
+) -> alt.VConcatChart:
     """Choose a published model and a method with its options; see what each pair does.
 
     ``presets``: name -> :class:`posenc.book.presets.Preset`; the model fixes the head dim,
-    base and original context L. Data: :func:`posenc.book.explorer_grids.preset_grid` (every
+    base and original context L. ``model``, ``method`` (one of :data:`EXPLORER_METHODS`)
+    and ``factor`` (one of the grid's s; None: the model's own s if the grid holds it,
+    else 4) are the view the explorer opens on. Data: :func:`posenc.book.explorer_grids.preset_grid` (every
     method on the grid of :mod:`posenc.book.explorer_grids` for each model's geometry, and
     each model's own setting as "published"). Draws the frequency scale theta'_i / theta_i
     of every pair (pairs that meet angles never met in training marked), the turns each
@@ -129,6 +151,10 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
 
     if model not in presets:
         raise ValueError(f"model must be one of {sorted(presets)}, got {model!r}")
+    if method not in EXPLORER_METHODS:
+        raise ValueError(f"method must be one of {EXPLORER_METHODS}, got {method!r}")
+    if factor is not None and factor not in FACTORS:
+        raise ValueError(f"factor must be one of {FACTORS}, got {factor!r}")
     tables, of_model = preset_grid(presets)
     data = Datasets()
     settings_table = data.table("settings", tables["settings"])
@@ -145,9 +171,9 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
     geometry = (
         "{" + ", ".join(f"'{n}': '{g}'" for n, g in of_model.items()) + "}[model]"
     )
-    method = alt.param(
+    chosen_method = alt.param(
         name="method",
-        value="published",
+        value=method,
         bind=alt.binding_select(
             options=list(EXPLORER_METHODS),
             labels=[METHOD_NAMES[m] for m in EXPLORER_METHODS],
@@ -155,15 +181,19 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
         ),
     )
     # A method chosen after "published" starts at the starting model's own s.
-    start = presets[model].factor
-    factor = menu("factor", "factor s ", FACTORS, start if start in FACTORS else 4.0)
-    beta_fast = menu("beta_fast", "beta_fast (β) ", BETA_FAST, 32.0)
-    beta_slow = menu("beta_slow", "beta_slow (α) ", BETA_SLOW, 1.0)
+    if factor is None:
+        start = presets[model].factor
+        factor = start if start in FACTORS else 4.0
+    chosen_factor = menu("factor", OPTION_LABELS["factor"], FACTORS, factor)
+    beta_fast = menu("beta_fast", OPTION_LABELS["beta_fast"], BETA_FAST, 32.0)
+    beta_slow = menu("beta_slow", OPTION_LABELS["beta_slow"], BETA_SLOW, 1.0)
     truncate = alt.param(
-        name="truncate", value=True, bind=alt.binding_checkbox(name="truncate ")
+        name="truncate",
+        value=True,
+        bind=alt.binding_checkbox(name=OPTION_LABELS["truncate"]),
     )
-    low = menu("low_freq_factor", "low_freq_factor (α) ", LOW_FREQ, 1.0)
-    high = menu("high_freq_factor", "high_freq_factor (β) ", HIGH_FREQ, 4.0)
+    low = menu("low_freq_factor", OPTION_LABELS["low_freq_factor"], LOW_FREQ, 1.0)
+    high = menu("high_freq_factor", OPTION_LABELS["high_freq_factor"], HIGH_FREQ, 4.0)
 
     def published_of(line_length):
         return (
@@ -255,14 +285,7 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
             width=width,
             height=150 if narrow else 170,
             name="scale",
-            title=[
-                "Frequency scale of each pair",
-                "(vermilion diamonds: angles never",
-                "met in training)",
-            ]
-            if narrow
-            else "Frequency scale of each pair (vermilion diamonds: angles never met in "
-            "training)",
+            title="Frequency scale of each pair",
         )
         turns_original = (
             alt.Chart(turns_table)
@@ -310,6 +333,8 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
             title="Turns each pair makes (dotted: one turn)",
         )
         summary_source = settings.transform_filter("datum.pair == 0")
+        # the diamonds are named only when there are some; on a phone on a line of their own
+        marked = gap if narrow else "' '"
         text = alt.Text("text:N")
         # Vega writes a multi-line text downwards from its first line, whatever the
         # baseline: the summary starts at the top of its view, one line high, and its
@@ -339,14 +364,24 @@ def scaling_explorer(presets: dict, *, model: str) -> alt.VConcatChart:
                 text=f"{setting} + '\\n' + 'cos/sin factor ' + format(method == 'yarn' ? "
                 "datum.yarn_attention : datum.attention, '.4~r') + "
                 f"{softmax_note(gap)} + {gap} + "
-                "length(datum.unseen) + ' pairs meet unseen angles'"
+                "(length(datum.unseen) == 0 ? 'no pair meets unseen angles' : "
+                "length(datum.unseen) + (length(datum.unseen) == 1 ? ' pair meets' : "
+                "' pairs meet') + ' unseen angles' + "
+                f"{marked} + '(vermilion diamonds)')"
             )
             .mark_text(**line)
             .encode(text=text, x=alt.value(0), y=alt.value(0))
             .properties(width=width, height=summary_height, name="summary")
         )
         chart = alt.vconcat(summary, scale_chart, turns_chart).add_params(
-            chosen_model, method, factor, beta_fast, beta_slow, truncate, low, high
+            chosen_model,
+            chosen_method,
+            chosen_factor,
+            beta_fast,
+            beta_slow,
+            truncate,
+            low,
+            high,
         )
         return styled(chart.properties(datasets=data))
 
