@@ -40,6 +40,7 @@ from posenc.experiments.training import (
     finetune,
     load_checkpoint,
     rope_spec,
+    run_record,
     save_checkpoint,
     train_base,
     write_train_log,
@@ -139,17 +140,17 @@ def evaluate_passkey_road(
             + (f", beyond L {correct[beyond].mean():.4f}" if beyond.any() else "")
             + f"  ({time.perf_counter() - started:.0f} s)"
         )
-    results = {
-        "task": "passkey",
-        "encoding": name,
-        "checkpoints": str(source),
-        "config": config.to_dict(),
-        "eval_config": eval_config.to_dict(),
-        "torch_version": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - started,
-        "settings": settings,
-    }
+    results = run_record(
+        {
+            "task": "passkey",
+            "encoding": name,
+            "checkpoints": str(source),
+            "config": config.to_dict(),
+            "eval_config": eval_config.to_dict(),
+        },
+        settings,
+        started,
+    )
     (directory / RESULTS).write_text(
         json.dumps(results, separators=(",", ":")) + "\n", encoding="utf-8"
     )

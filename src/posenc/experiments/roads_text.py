@@ -35,10 +35,11 @@ from posenc.experiments.roads_config import (
     run_dir,
 )
 from posenc.experiments.text_config import protocol_windows
-from posenc.experiments.text_evaluation import STORED_DECIMALS, score_setting
+from posenc.experiments.text_evaluation import score_setting, stored_entry
 from posenc.experiments.text_runs import curve_windows, finetune_text
 from posenc.experiments.training import (
     load_checkpoint,
+    run_record,
     save_checkpoint,
     train_language_model,
     write_train_log,
@@ -100,10 +101,6 @@ def train_text_road(
     )
 
 
-def _rounded(values) -> list[float]:
-    return np.round(np.asarray(values, dtype=float), STORED_DECIMALS).tolist()
-
-
 def evaluate_text_road(
     root: Path,
     name: str,
@@ -137,13 +134,7 @@ def evaluate_text_road(
         scores = score_setting(
             models[setting["model"]], setting, windows[multiple], config
         )
-        entry = {
-            **setting,
-            "whole_window": _rounded(scores["whole_window"]),
-            "fixed_target": _rounded(scores["fixed_target"]),
-        }
-        if multiple == longest:
-            entry["by_position"] = _rounded(scores["by_position"])
+        entry = stored_entry(setting, scores, longest)
         settings.append(entry)
         log(
             f"text {name} seed {seed} {setting['model']:15s} {setting['method']:6s} "
@@ -151,16 +142,16 @@ def evaluate_text_road(
             f"{np.mean(entry['fixed_target']):.4f} nats  "
             f"({time.perf_counter() - started:.0f} s)"
         )
-    results = {
-        "task": "text",
-        "encoding": name,
-        "checkpoints": str(source),
-        "config": config.to_dict(),
-        "eval_config": eval_config.to_dict(),
-        "torch_version": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - started,
-        "settings": settings,
-    }
+    results = run_record(
+        {
+            "task": "text",
+            "encoding": name,
+            "checkpoints": str(source),
+            "config": config.to_dict(),
+            "eval_config": eval_config.to_dict(),
+        },
+        settings,
+        started,
+    )
     (directory / RESULTS).write_text(json.dumps(results) + "\n", encoding="utf-8")
     return results

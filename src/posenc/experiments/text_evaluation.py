@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from posenc.experiments.corpus import byte_tokens, load_split
 from posenc.experiments.language_model import target_losses
@@ -39,7 +38,7 @@ from posenc.experiments.text_config import (
     text_plan,
 )
 from posenc.experiments.text_runs import text_rope
-from posenc.experiments.training import load_checkpoint
+from posenc.experiments.training import load_checkpoint, run_record
 
 #: Digits kept of each stored loss (nats); far below the differences the claims test.
 STORED_DECIMALS = 6
@@ -63,6 +62,20 @@ def _rounded(values: np.ndarray) -> list[float]:
     return np.round(np.asarray(values, dtype=float), STORED_DECIMALS).tolist()
 
 
+def stored_entry(setting: dict, scores: dict, longest: int) -> dict:
+    """``setting`` with its scores as stored: each window's whole-window and
+    fixed-target loss (nats, :data:`STORED_DECIMALS` decimals), and the loss by
+    position at the ``longest`` multiple only."""
+    entry = {
+        **setting,
+        "whole_window": _rounded(scores["whole_window"]),
+        "fixed_target": _rounded(scores["fixed_target"]),
+    }
+    if setting["multiple"] == longest:
+        entry["by_position"] = _rounded(scores["by_position"])
+    return entry
+
+
 def evaluate_text_seed(directory: Path, log=print) -> dict:
     """Every setting of :func:`text_plan` for the seed trained in ``directory``."""
     directory = Path(directory)
@@ -84,27 +97,15 @@ def evaluate_text_seed(directory: Path, log=print) -> dict:
         scores = score_setting(
             models[setting["model"]], setting, windows[setting["multiple"]], config
         )
-        entry = {
-            **setting,
-            "whole_window": _rounded(scores["whole_window"]),
-            "fixed_target": _rounded(scores["fixed_target"]),
-        }
-        if setting["multiple"] == longest:
-            entry["by_position"] = _rounded(scores["by_position"])
+        entry = stored_entry(setting, scores, longest)
         settings.append(entry)
         log(
             f"seed {config.seed} {setting['model']:17s} {setting['method']:12s} "
             f"{setting['multiple']:2d}L: whole {np.mean(entry['whole_window']):.4f}, "
             f"fixed {np.mean(entry['fixed_target']):.4f} nats"
         )
-    return {
-        "config": config.to_dict(),
-        "eval_config": eval_config.to_dict(),
-        "torch_version": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - started,
-        "settings": settings,
-    }
+    head = {"config": config.to_dict(), "eval_config": eval_config.to_dict()}
+    return run_record(head, settings, started)
 
 
 def write_text_results(directory: Path, results: dict) -> None:

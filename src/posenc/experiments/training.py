@@ -407,6 +407,19 @@ def train_all(directory: Path, config: TrainConfig = TrainConfig(), log=print) -
     )
 
 
+def run_record(head: dict, settings: list, started: float) -> dict:
+    """One evaluation run as stored in ``results.json``: ``head`` (what was scored and
+    its configurations), torch's version and threads, the wall seconds since ``started``
+    (``time.perf_counter()`` at the start) and the scored ``settings``."""
+    return {
+        **head,
+        "torch_version": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "seconds": time.perf_counter() - started,
+        "settings": settings,
+    }
+
+
 def write_train_log(
     path: Path,
     head: dict,
