@@ -88,15 +88,6 @@ probe_values = torch.cat([q_t.ravel(), k_t.ravel()]).double().numpy()
 """,
         ),
         (
-            "940cdfb5",
-            "transformers' cos vs cos(float32 angles)",
-            "atol 3e-7 (assert, printed; 1e-6 asserted too)",
-            """
-probe_values = np.cos(angles32).ravel()
-probe_stored = hf_cos.ravel()
-""",
-        ),
-        (
             "50e833e0",
             "printed angle errors (float32, bfloat16)",
             "printed .4f",
@@ -116,7 +107,7 @@ probe_values = [errors["bfloat16"][i_bf - 1] - 1.0, errors["bfloat16"][i_bf] - 1
 """,
         ),
         (
-            "940cdfb5",
+            "50e833e0",
             "numpy float32 apply_rope at 2e6 vs float64",
             "< 1e-5 (assert)",
             """
@@ -146,6 +137,15 @@ probe_printed = ".4f"
         ),
     ],
     "book/appendix_performance.ipynb": [
+        (
+            "940cdfb5",
+            "transformers' cos vs cos(float32 angles)",
+            "atol 3e-7 (assert, printed; 1e-6 asserted too)",
+            """
+probe_values = np.cos(angles32).ravel()
+probe_stored = hf_cos.ravel()
+""",
+        ),
         (
             "f35357d0",
             "apply_rope vs numpy float64 (float32 cases)",
