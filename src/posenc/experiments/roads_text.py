@@ -36,12 +36,11 @@ from posenc.experiments.roads_config import (
 )
 from posenc.experiments.text_config import protocol_windows
 from posenc.experiments.text_evaluation import score_setting, stored_entry
-from posenc.experiments.text_runs import curve_windows, finetune_text
+from posenc.experiments.text_runs import curve_windows, finetune_text, train_text_base
 from posenc.experiments.training import (
     load_checkpoint,
     run_record,
     save_checkpoint,
-    train_language_model,
     write_train_log,
 )
 
@@ -67,16 +66,7 @@ def train_text_road(
     config = replace(config, seed=seed)
     encoding = road_encoding(name, config.model, config.train_length)
     parts = load_split()
-    base, base_log = train_language_model(
-        config.model,
-        config.base,
-        parts=parts,
-        length=config.train_length,
-        seed=seed,
-        weight_decay=config.weight_decay,
-        log=log,
-        encoding=encoding,
-    )
+    base, base_log = train_text_base(config, parts, log, encoding)
     save_checkpoint(base, directory / "base.pt", dtype=torch.float16)
     finetunes = {}
     methods = finetuned_methods("text", name)

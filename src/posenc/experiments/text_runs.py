@@ -109,6 +109,22 @@ def curve_windows(config: TextConfig, eval_config: TextEvalConfig, parts):
     )
 
 
+def train_text_base(config: TextConfig, parts: dict, log=print, encoding=None):
+    """The base phase of ``config`` (its model, steps, seed and weight decay) on the
+    corpus ``parts``: (model, its training log). ``encoding``: the position signal
+    (default RoPE, chapter 6's model)."""
+    return train_language_model(
+        config.model,
+        config.base,
+        parts=parts,
+        length=config.train_length,
+        seed=config.seed,
+        weight_decay=config.weight_decay,
+        log=log,
+        encoding=encoding,
+    )
+
+
 def train_text_seed(
     directory: Path,
     config: TextConfig = TextConfig(),
@@ -120,15 +136,7 @@ def train_text_seed(
     directory.mkdir(parents=True, exist_ok=True)
     started, cpu_started = time.perf_counter(), time.process_time()
     parts = load_split()
-    base, base_log = train_language_model(
-        config.model,
-        config.base,
-        parts=parts,
-        length=config.train_length,
-        seed=config.seed,
-        weight_decay=config.weight_decay,
-        log=log,
-    )
+    base, base_log = train_text_base(config, parts, log)
     save_checkpoint(base, directory / "base.pt", dtype=torch.float16)
     windows = curve_windows(config, eval_config, parts)
     finetunes = {}
