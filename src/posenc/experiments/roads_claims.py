@@ -1,0 +1,241 @@
+""" "Other roads"' claims: each paper's claim, tested by chapter 6's one inference procedure. numpy only.
+
+A :class:`RoadClaim` is one row of the page's agreement table: a paper's claim and the
+comparisons between evaluated settings (:class:`Road`) that must all hold for the
+measurements to agree with it. Within a seed, encodings trained with that seed are
+compared on the same evaluation sequences (passkey: a sequence is the cluster, its four
+queries share it; text: a window), so a comparison at one length is paired, and at two
+lengths the samples are independent (:func:`posenc.experiments.inference.contrast_test`).
+Across seeds the procedure's rules hold unchanged, with one difference stated where the
+page uses them: the page has three seeds (:data:`~posenc.experiments.roads_config.ROADS_SEEDS`),
+so a direction agreeing on all three has a false-positive rate of at most 1/8, and every
+claim is checked again with two more seeds the page does not read
+(:data:`HOLDOUT_SEEDS`): five runs, at most 1/32, chapter 6's rate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from posenc.experiments.analysis import answer_distances
+from posenc.experiments.config import EvalConfig, TrainConfig
+from posenc.experiments.inference import (
+    EQUIVALENCE_MARGIN,
+    Sample,
+    SeedTest,
+    contrast_test,
+    direction_holds,
+    equivalence_holds,
+)
+from posenc.experiments.roads_config import RESULTS, ROADS_DIR, ROADS_SEEDS, TASKS
+from posenc.experiments.text_claims import EQUIVALENCE_BITS
+
+#: Seeds no figure or sentence of the page reads; the checks appendix re-tests every
+#: claim on the page's seeds and these (five runs).
+HOLDOUT_SEEDS = (3, 4)
+#: Which answers a passkey mean counts: every answer, or the needles farther than
+#: training at L could place them ("far").
+ANSWERS = ("all", "far")
+PROTOCOLS = ("whole_window", "fixed_target")
+
+
+@dataclass(frozen=True)
+class Road:
+    """One evaluated setting of one encoding: the ``model`` ("base" or
+    "finetune_<method>") run at ``multiple`` x L with ``method`` ("none": as trained)."""
+
+    encoding: str
+    multiple: int
+    method: str = "none"
+    model: str = "base"
+
+
+@dataclass(frozen=True)
+class RoadComparison:
+    """``sum(c * mean(road))`` over ``terms`` on ``task``; > 0 is the claimed direction.
+    Passkey means are accuracies on ``answers``; text means are losses in bits per byte
+    under ``protocol`` (so a text claim that A is better is ``B - A``)."""
+
+    task: str
+    terms: tuple[tuple[float, Road], ...]
+    kind: str = "direction"  # or "equivalence"
+    answers: str = "all"
+    protocol: str = "whole_window"
+
+
+def more_accurate(first: Road, second: Road, answers: str = "all") -> RoadComparison:
+    """First's passkey accuracy above second's on ``answers``."""
+    return RoadComparison("passkey", ((1.0, first), (-1.0, second)), answers=answers)
+
+
+def lower_loss(
+    first: Road, second: Road, protocol: str = "whole_window"
+) -> RoadComparison:
+    """First's text loss below second's under ``protocol``."""
+    return RoadComparison("text", ((1.0, second), (-1.0, first)), protocol=protocol)
+
+
+def same_loss(
+    first: Road, second: Road, protocol: str = "whole_window"
+) -> RoadComparison:
+    """First's and second's text losses within
+    :data:`~posenc.experiments.text_claims.EQUIVALENCE_BITS`."""
+    return RoadComparison(
+        "text", ((1.0, first), (-1.0, second)), "equivalence", protocol=protocol
+    )
+
+
+@dataclass(frozen=True)
+class RoadClaim:
+    """One row: ``source``'s claim, and the comparisons that must all hold."""
+
+    key: str
+    source: str
+    statement: str
+    comparisons: tuple[RoadComparison, ...]
+
+
+class RoadsSeed:
+    """One seed's stored results of every encoding on both tasks, read once."""
+
+    def __init__(self, results: dict[tuple[str, str], dict]):
+        self.results = results
+        self._distances: dict[tuple, np.ndarray] = {}
+
+    def _setting(self, task: str, road: Road) -> dict:
+        if (task, road.encoding) not in self.results:
+            raise KeyError(f"no {task} results stored for {road.encoding!r}")
+        for entry in self.results[task, road.encoding]["settings"]:
+            if (entry["model"], entry["method"], entry["multiple"]) == (
+                road.model,
+                road.method,
+                road.multiple,
+            ):
+                return entry
+        raise KeyError(f"no {task} setting stored for {road}")
+
+    def distances(self, results: dict, multiple: int) -> np.ndarray:
+        """Each answer's needle distance at ``multiple`` x L, in stored order."""
+        config = TrainConfig.from_dict(results["config"])
+        eval_config = EvalConfig.from_dict(results["eval_config"])
+        key = (repr(config.task), repr(eval_config), config.train_length, multiple)
+        if key not in self._distances:
+            self._distances[key] = answer_distances(
+                config,
+                eval_config,
+                multiple * config.train_length,
+                list(range(eval_config.num_chunks)),
+            )
+        return self._distances[key]
+
+    def passkey(self, road: Road, answers: str = "all") -> tuple[np.ndarray, ...]:
+        """(clusters, correct as floats, counted) of ``road`` on ``answers``."""
+        if answers not in ANSWERS:
+            raise ValueError(f"answers must be one of {ANSWERS}, got {answers!r}")
+        results = self.results["passkey", road.encoding]
+        entry = self._setting("passkey", road)
+        correct = np.array(
+            [c == "1" for chunk in entry["chunks"] for c in chunk["correct"]],
+            dtype=float,
+        )
+        config = TrainConfig.from_dict(results["config"])
+        clusters = np.arange(correct.size) // config.task.num_pairs
+        if answers == "all":
+            return clusters, correct, np.ones(correct.size, dtype=bool)
+        longest = config.task.distance_range(config.train_length)[1]
+        return clusters, correct, self.distances(results, road.multiple) > longest
+
+    def text(self, road: Road, protocol: str = "whole_window") -> np.ndarray:
+        """Per-window loss of ``road`` (bits per byte) under ``protocol``."""
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+        return np.asarray(self._setting("text", road)[protocol]) / math.log(2)
+
+
+def seed_test(seed: RoadsSeed, comparison: RoadComparison) -> SeedTest:
+    """One seed's contrast: one sample per set of sequences or windows (paired inside it,
+    independent between them)."""
+    groups: dict[object, list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for coefficient, road in comparison.terms:
+        if comparison.task == "passkey":
+            clusters, scores, counted = seed.passkey(road, comparison.answers)
+            group = road.multiple
+        else:
+            scores = seed.text(road, comparison.protocol)
+            clusters = np.arange(scores.size)
+            counted = np.ones(scores.size, dtype=bool)
+            # fixed-target windows score the same bytes at every length
+            group = road.multiple if comparison.protocol == "whole_window" else None
+        groups.setdefault(group, []).append((coefficient, clusters, scores, counted))
+    samples = []
+    for terms in groups.values():
+        clusters = terms[0][1]
+        if any(c.shape != clusters.shape for _, c, _, _ in terms):
+            raise ValueError("the settings of one sample must score the same answers")
+        samples.append(Sample(clusters, tuple((c, s, k) for c, _, s, k in terms)))
+    return contrast_test(samples)
+
+
+def comparison_holds(
+    comparison: RoadComparison, tests: list[SeedTest], minimum_seeds: int
+) -> bool:
+    """The inference procedure's verdict on one comparison over the seeds' tests."""
+    if comparison.kind == "equivalence":
+        margin = EQUIVALENCE_BITS if comparison.task == "text" else EQUIVALENCE_MARGIN
+        return equivalence_holds(tests, margin, minimum_seeds=minimum_seeds)
+    return direction_holds(tests, minimum_seeds=minimum_seeds)
+
+
+def road_verdicts(
+    seeds: dict[int, RoadsSeed],
+    claims: tuple[RoadClaim, ...],
+    minimum_seeds: int = len(ROADS_SEEDS),
+) -> list[dict]:
+    """One row per claim: key, source, statement, whether the measurements agree, and
+    per comparison each seed's difference, z and 90% interval."""
+    rows = []
+    for claim in claims:
+        details = []
+        for comparison in claim.comparisons:
+            tests = [seed_test(seeds[seed], comparison) for seed in sorted(seeds)]
+            details.append(
+                {
+                    "holds": comparison_holds(comparison, tests, minimum_seeds),
+                    "differences": [t.difference for t in tests],
+                    "z": [t.z for t in tests],
+                    "intervals": [t.interval for t in tests],
+                }
+            )
+        rows.append(
+            {
+                "key": claim.key,
+                "source": claim.source,
+                "statement": claim.statement,
+                "agrees": all(d["holds"] for d in details),
+                "comparisons": details,
+            }
+        )
+    return rows
+
+
+def read_roads(
+    root: Path = ROADS_DIR, seeds: tuple[int, ...] = ROADS_SEEDS
+) -> dict[int, RoadsSeed]:
+    """Every stored ``results.json`` under ``root`` for ``seeds``, by seed."""
+    root = Path(root)
+    out = {}
+    for seed in seeds:
+        results = {}
+        for path in sorted(root.glob(f"*/*/seed_{seed}/{RESULTS}")):
+            task, encoding = path.parts[-4], path.parts[-3]
+            if task in TASKS:
+                results[task, encoding] = json.loads(path.read_text(encoding="utf-8"))
+        if not results:
+            raise FileNotFoundError(f"no results stored for seed {seed} under {root}")
+        out[seed] = RoadsSeed(results)
+    return out

@@ -1,0 +1,114 @@
+"""Other roads' claims: each seed's test against a direct computation from the stored
+strings and losses, the grouping into paired and independent samples, and bad input."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posenc.experiments import roads_claims as rc
+from posenc.experiments.inference import SeedTest
+
+ROOT = Path(__file__).resolve().parents[1] / "book" / "data" / "other_roads"
+
+
+def _stored(task: str, encoding: str, seed: int = 0) -> dict:
+    return json.loads(
+        (ROOT / task / encoding / f"seed_{seed}" / "results.json").read_text()
+    )
+
+
+@pytest.fixture(scope="module")
+def seed0() -> rc.RoadsSeed:
+    return rc.read_roads(ROOT, (0,))[0]
+
+
+def _correct(results: dict, multiple: int) -> np.ndarray:
+    (entry,) = [
+        s
+        for s in results["settings"]
+        if (s["model"], s["method"], s["multiple"]) == ("base", "none", multiple)
+    ]
+    return np.array(
+        [[int(c) for c in chunk["correct"]] for chunk in entry["chunks"]], dtype=float
+    ).reshape(-1, 4)  # one row per sequence: its four queries
+
+
+def test_paired_passkey_test_is_the_cluster_robust_difference(seed0):
+    """Same length: the difference of accuracies, se from per-sequence sums of A - B."""
+    a = _correct(_stored("passkey", "alibi"), 4)
+    b = _correct(_stored("passkey", "sinusoidal"), 4)
+    test = rc.seed_test(
+        seed0, rc.more_accurate(rc.Road("alibi", 4), rc.Road("sinusoidal", 4))
+    )
+    per_sequence = (a - b).sum(axis=1)
+    d = per_sequence.sum() / a.size
+    j = per_sequence.size
+    se = math.sqrt(j / (j - 1) * np.sum((per_sequence - 4 * d) ** 2)) / a.size
+    assert test.difference == pytest.approx(d, abs=1e-12)
+    assert test.standard_error == pytest.approx(se, rel=1e-12)
+
+
+def test_two_lengths_are_independent_samples(seed0):
+    """1L against 16L: other sequences, so the variances add."""
+    one, sixteen = rc.Road("alibi", 1), rc.Road("alibi", 16)
+    both = rc.seed_test(seed0, rc.more_accurate(one, sixteen))
+    parts = [
+        rc.seed_test(
+            seed0, rc.RoadComparison("passkey", ((1.0, road),))
+        )  # a single mean and its se
+        for road in (one, sixteen)
+    ]
+    assert both.difference == pytest.approx(
+        parts[0].difference - parts[1].difference, abs=1e-12
+    )
+    assert both.standard_error == pytest.approx(
+        math.hypot(parts[0].standard_error, parts[1].standard_error), rel=1e-12
+    )
+
+
+def test_far_answers_are_the_needles_beyond_training(seed0):
+    clusters, correct, counted = seed0.passkey(rc.Road("sinusoidal", 4), "far")
+    assert 0 < counted.sum() < counted.size
+    assert clusters.size == correct.size == counted.size
+    _, _, near_one = seed0.passkey(rc.Road("sinusoidal", 1), "far")
+    assert not near_one.any()  # at L every needle is within training's distances
+
+
+def test_text_losses_are_bits_per_byte_and_fixed_targets_pair_lengths(seed0):
+    stored = _stored("text", "t5")
+    (entry,) = [s for s in stored["settings"] if s["multiple"] == 16]
+    bits = seed0.text(rc.Road("t5", 16), "fixed_target")
+    np.testing.assert_allclose(bits, np.array(entry["fixed_target"]) / math.log(2))
+    one, sixteen = rc.Road("t5", 1), rc.Road("t5", 16)
+    test = rc.seed_test(seed0, rc.lower_loss(one, sixteen, "fixed_target"))
+    difference = bits - seed0.text(one, "fixed_target")
+    n = difference.size
+    se = math.sqrt(n / (n - 1) * np.sum((difference - difference.mean()) ** 2)) / n
+    assert test.difference == pytest.approx(difference.mean(), abs=1e-12)
+    assert test.standard_error == pytest.approx(se, rel=1e-12)
+
+
+def test_verdicts_follow_every_seed():
+    strong, weak = SeedTest(0.5, 0.1), SeedTest(0.1, 0.1)
+    comparison = rc.more_accurate(rc.Road("alibi", 1), rc.Road("alibi", 16))
+    assert rc.comparison_holds(comparison, [strong] * 3, minimum_seeds=3)
+    assert not rc.comparison_holds(comparison, [strong, strong, weak], minimum_seeds=3)
+    with pytest.raises(ValueError, match="at least 5 seeds"):
+        rc.comparison_holds(comparison, [strong] * 3, minimum_seeds=5)
+    same = rc.same_loss(rc.Road("alibi", 1), rc.Road("alibi", 16))
+    assert rc.comparison_holds(same, [SeedTest(0.0, 0.005)] * 3, minimum_seeds=3)
+    assert not rc.comparison_holds(same, [SeedTest(0.0, 0.02)] * 3, minimum_seeds=3)
+
+
+def test_bad_input_names_the_argument(seed0):
+    with pytest.raises(ValueError, match="answers"):
+        seed0.passkey(rc.Road("alibi", 4), "middle")
+    with pytest.raises(ValueError, match="protocol"):
+        seed0.text(rc.Road("t5", 4), "sliding")
+    with pytest.raises(KeyError, match="setting"):
+        seed0.passkey(rc.Road("alibi", 3))
+    with pytest.raises(FileNotFoundError, match="seed 99"):
+        rc.read_roads(ROOT, (99,))
