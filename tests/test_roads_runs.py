@@ -122,6 +122,25 @@ def test_the_plan_covers_every_encoding_task_and_seed():
     assert train / 2 / 60 < 100
 
 
+def test_a_holdout_seed_scores_the_base_model_only():
+    holdout = roads_config.HOLDOUT_SEEDS[0]
+    assert holdout not in roads_config.ROADS_SEEDS
+    for task in TASKS:
+        for name in ROPE_FAMILY:
+            full = road_plan(task, name, seed=0)
+            base = road_plan(task, name, seed=holdout)
+            assert base == [s for s in full if s["model"] == "base"] or (
+                roads_config.is_reused(task, name) and base == full
+            )
+            assert any(s["model"] != "base" for s in full)
+            assert any(s["method"] != "none" for s in base)  # training-free extensions
+            assert roads_config.finetuned_methods(task, name, holdout) == (
+                ()
+                if not roads_config.is_reused(task, name)
+                else roads_config.EXTENSIONS[task]
+            )
+
+
 @pytest.mark.parametrize("worker, workers", [(2, 2), (-1, 2), (0, 0), (True, 2)])
 def test_bad_worker_shares_are_refused(worker, workers):
     with pytest.raises(ValueError, match="worker"):

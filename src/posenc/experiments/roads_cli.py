@@ -6,10 +6,12 @@
     python -m posenc.experiments.roads_cli all --worker 0 --workers 2   # half of them
     python -m posenc.experiments.roads_cli train --tasks text --encodings alibi --seeds 0
     python -m posenc.experiments.roads_cli evaluate --tasks passkey
+    python -m posenc.experiments.roads_cli all --seeds 3 --worker 0 --workers 2  # holdout
 
 A job is one (task, encoding, seed): ``train`` trains it, ``evaluate`` scores it, ``all``
 does both, job after job, so a finished job's results are on disk. RoPE on text is
-never trained (its runs are "Real text"'s), only evaluated. ``--worker i --workers n`` runs
+never trained (its runs are "Real text"'s), only evaluated. A holdout seed
+(``HOLDOUT_SEEDS``) trains and scores the base model only. ``--worker i --workers n`` runs
 the i-th of n shares, balanced by projected cost: start n processes, one per core. The
 default folder, ``book/data/other_roads``, is relative to the current directory.
 """

@@ -60,7 +60,7 @@ def train_passkey_road(
     base, base_log = train_base(config, log, encoding)
     save_checkpoint(base, directory / "base.pt", dtype=torch.float16)
     finetunes = {}
-    for method in finetuned_methods("passkey", name):
+    for method in finetuned_methods("passkey", name, seed):
         model, finetunes[method] = finetune(base, method, config, log)
         save_checkpoint(model, directory / f"finetune_{method}.pt", dtype=torch.float16)
     return write_train_log(
@@ -119,7 +119,7 @@ def evaluate_passkey_road(
     settings = []
     started = time.perf_counter()
     for setting in road_plan(
-        "passkey", name, eval_config.multiples, config.finetune_multiple
+        "passkey", name, eval_config.multiples, config.finetune_multiple, seed
     ):
         if setting["model"] not in models:
             models[setting["model"]] = load_checkpoint(

@@ -69,7 +69,7 @@ def train_text_road(
     base, base_log = train_text_base(config, parts, log, encoding)
     save_checkpoint(base, directory / "base.pt", dtype=torch.float16)
     finetunes = {}
-    methods = finetuned_methods("text", name)
+    methods = finetuned_methods("text", name, seed)
     windows = curve_windows(config, eval_config, parts) if methods else None
     for method in methods:
         model, finetunes[method] = finetune_text(
@@ -112,7 +112,7 @@ def evaluate_text_road(
     settings = []
     started = time.perf_counter()
     for setting in road_plan(
-        "text", name, eval_config.multiples, config.finetune_multiple
+        "text", name, eval_config.multiples, config.finetune_multiple, seed
     ):
         multiple = setting["multiple"]
         if multiple not in windows:
