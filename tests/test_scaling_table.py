@@ -24,8 +24,6 @@ from posenc.scaling import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-# methods of rope_scaling that belong to the "Other roads" page, not to chapter 5
-OTHER_ROADS = {"proportional"}
 
 
 # the options a method cannot run without (the table's ``required``), for dim 64
@@ -280,9 +278,14 @@ def test_the_reusable_checks_name_the_argument():
             call()
 
 
-def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling():
-    # chapter 5 is the chapter page and its section pages on the methods
-    pages = ("05_yarn.ipynb", "05a_yarn_in_detail.ipynb", "05d_more_methods.ipynb")
+def test_the_book_shows_every_methods_function_and_not_the_whole_rope_scaling():
+    # chapter 5's page and its section pages on the methods, and "Other roads" (p-RoPE)
+    pages = (
+        "05_yarn.ipynb",
+        "05a_yarn_in_detail.ipynb",
+        "05d_more_methods.ipynb",
+        "06_other_roads.ipynb",
+    )
     markdown = "\n".join(
         "".join(cell["source"])
         for page in pages
@@ -298,13 +301,6 @@ def test_chapter_5_shows_every_methods_function_and_not_the_whole_rope_scaling()
             option = lines[k + 1]
             if option.startswith(":pyobject: "):
                 shown.add(option.removeprefix(":pyobject: ").strip())
-    # p-RoPE is not one of chapter 5's context-extension methods: the "Other roads" page
-    # (issue 24) is to show compute_proportional; every other method's function is here
-    functions = {
-        entry.function.__name__
-        for name, entry in SCALING_METHODS.items()
-        if name not in OTHER_ROADS
-    }
+    functions = {entry.function.__name__ for entry in SCALING_METHODS.values()}
     assert functions <= shown
-    assert "compute_proportional" not in shown
     assert "rope_scaling" not in shown
