@@ -112,3 +112,71 @@ def test_bad_input_names_the_argument(seed0):
         seed0.passkey(rc.Road("alibi", 3))
     with pytest.raises(FileNotFoundError, match="seed 99"):
         rc.read_roads(ROOT, (99,))
+
+
+def test_accuracy_by_distance_pools_the_answers_of_each_length(seed0):
+    """One bin over everything at one length is that setting's accuracy; split bins
+    match a direct binning of the setting's stored distances."""
+    from posenc.experiments.config import EvalConfig, TrainConfig, eval_batch
+
+    results = _stored("passkey", "t5")
+    whole = rc.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), [0, 10**6], (4,))
+    assert whole[0, 0] == pytest.approx(_correct(results, 4).mean(), abs=1e-12)
+    edges = np.array([0, 128, 512, 4096])
+    split = rc.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), edges, (1, 16))
+    right, count = np.zeros(3), np.zeros(3)
+    config = TrainConfig.from_dict(results["config"])
+    eval_config = EvalConfig.from_dict(results["eval_config"])
+    for multiple in (1, 16):
+        distances = np.concatenate(
+            [
+                eval_batch(config.task, eval_config, multiple * 128, chunk).distances
+                for chunk in range(eval_config.num_chunks)
+            ]
+        ).reshape(-1)
+        correct = _correct(results, multiple).reshape(-1)
+        for j in range(3):
+            inside = (distances >= edges[j]) & (distances < edges[j + 1])
+            right[j] += correct[inside].sum()
+            count[j] += inside.sum()
+    np.testing.assert_allclose(split[0], right / count, rtol=1e-12)
+    with pytest.raises(ValueError, match="edges"):
+        rc.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), [5, 5])
+
+
+def test_loss_by_multiple_is_the_stored_mean_in_bits(seed0):
+    results = _stored("text", "nope")
+    means = rc.loss_by_multiple({0: seed0}, rc.Road("nope", 1), "fixed_target")
+    for column, multiple in enumerate(rc.ROADS_MULTIPLES):
+        (entry,) = [
+            s
+            for s in results["settings"]
+            if (s["model"], s["method"], s["multiple"]) == ("base", "none", multiple)
+        ]
+        expected = np.mean(entry["fixed_target"]) / math.log(2)
+        assert means[0, column] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_claim_and_its_opposite_get_opposite_verdicts():
+    seeds = rc.read_roads(ROOT)
+    (claim,) = [c for c in rc.ROAD_CLAIMS if c.key == "p-rope-passkey"]
+    flipped = rc.RoadClaim(
+        "flipped", claim.source, "", tuple(rc.opposite(c) for c in claim.comparisons)
+    )
+    rows = rc.road_verdicts(seeds, (claim, flipped))
+    assert [row["verdict"] for row in rows] == ["agrees", "disagrees"]
+    assert rows[0]["agrees"] and not rows[1]["agrees"]
+    with pytest.raises(ValueError, match="direction"):
+        rc.opposite(rc.same_loss(rc.Road("alibi", 1), rc.Road("alibi", 16)))
+
+
+def test_the_claims_table_is_well_formed():
+    bib = (ROOT.parents[1] / "references.bib").read_text(encoding="utf-8")
+    keys = [claim.key for claim in rc.ROAD_CLAIMS]
+    assert len(set(keys)) == len(keys)
+    for claim in rc.ROAD_CLAIMS:
+        assert f"{{{claim.source}," in bib, claim.source
+        assert len({c.task for c in claim.comparisons}) == 1, claim.key
+        for comparison in claim.comparisons:
+            for _, road in comparison.terms:
+                assert road.model == "base" and road.method == "none", claim.key
