@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from posenc.experiments import roads_claims as rc
+from posenc.experiments import roads_summary as rs
 from posenc.experiments.inference import SeedTest
 
 ROOT = Path(__file__).resolve().parents[1] / "book" / "data" / "other_roads"
@@ -120,10 +121,10 @@ def test_accuracy_by_distance_pools_the_answers_of_each_length(seed0):
     from posenc.experiments.config import EvalConfig, TrainConfig, eval_batch
 
     results = _stored("passkey", "t5")
-    whole = rc.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), [0, 10**6], (4,))
+    whole = rs.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), [0, 10**6], (4,))
     assert whole[0, 0] == pytest.approx(_correct(results, 4).mean(), abs=1e-12)
     edges = np.array([0, 128, 512, 4096])
-    split = rc.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), edges, (1, 16))
+    split = rs.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), edges, (1, 16))
     right, count = np.zeros(3), np.zeros(3)
     config = TrainConfig.from_dict(results["config"])
     eval_config = EvalConfig.from_dict(results["eval_config"])
@@ -141,13 +142,13 @@ def test_accuracy_by_distance_pools_the_answers_of_each_length(seed0):
             count[j] += inside.sum()
     np.testing.assert_allclose(split[0], right / count, rtol=1e-12)
     with pytest.raises(ValueError, match="edges"):
-        rc.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), [5, 5])
+        rs.accuracy_by_distance({0: seed0}, rc.Road("t5", 1), [5, 5])
 
 
 def test_loss_by_multiple_is_the_stored_mean_in_bits(seed0):
     results = _stored("text", "nope")
-    means = rc.loss_by_multiple({0: seed0}, rc.Road("nope", 1), "fixed_target")
-    for column, multiple in enumerate(rc.ROADS_MULTIPLES):
+    means = rs.loss_by_multiple({0: seed0}, rc.Road("nope", 1), "fixed_target")
+    for column, multiple in enumerate(rs.ROADS_MULTIPLES):
         (entry,) = [
             s
             for s in results["settings"]
@@ -180,3 +181,11 @@ def test_the_claims_table_is_well_formed():
         for comparison in claim.comparisons:
             for _, road in comparison.terms:
                 assert road.model == "base" and road.method == "none", claim.key
+
+
+def test_accuracy_by_multiple_is_each_settings_share_of_right_answers(seed0):
+    results = _stored("passkey", "nope")
+    means = rs.accuracy_by_multiple({0: seed0}, rs.Road("nope", 1), (1, 8))
+    assert means.shape == (1, 2)
+    for column, multiple in enumerate((1, 8)):
+        assert means[0, column] == pytest.approx(_correct(results, multiple).mean())

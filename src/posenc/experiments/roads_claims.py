@@ -36,7 +36,6 @@ from posenc.experiments.inference import (
 from posenc.experiments.roads_config import (
     RESULTS,
     ROADS_DIR,
-    ROADS_MULTIPLES,
     ROADS_SEEDS,
     TASKS,
 )
@@ -159,54 +158,6 @@ class RoadsSeed:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
         return np.asarray(self._setting("text", road)[protocol]) / math.log(2)
-
-
-def accuracy_by_distance(
-    seeds: dict[int, RoadsSeed],
-    road: Road,
-    edges: np.ndarray,
-    multiples: tuple[int, ...] = ROADS_MULTIPLES,
-) -> np.ndarray:
-    """Passkey accuracy of ``road`` (its multiple ignored) per needle distance bin
-    ``[edges[j], edges[j + 1])``, pooling its answers at ``multiples``; shape (seeds,
-    bins), NaN where a bin holds no answer."""
-    edges = np.asarray(edges)
-    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-        raise ValueError("edges must be an increasing 1-d array of at least 2 values")
-    out = np.full((len(seeds), edges.size - 1), np.nan)
-    for row, seed in enumerate(sorted(seeds)):
-        right, count = np.zeros(edges.size - 1), np.zeros(edges.size - 1)
-        for multiple in multiples:
-            at = Road(road.encoding, multiple, road.method, road.model)
-            _, correct, _ = seeds[seed].passkey(at)
-            results = seeds[seed].results["passkey", road.encoding]
-            bins = np.digitize(seeds[seed].distances(results, multiple), edges) - 1
-            inside = (bins >= 0) & (bins < edges.size - 1)
-            right += np.bincount(bins[inside], correct[inside], edges.size - 1)
-            count += np.bincount(bins[inside], minlength=edges.size - 1)
-        out[row, count > 0] = right[count > 0] / count[count > 0]
-    return out
-
-
-def loss_by_multiple(
-    seeds: dict[int, RoadsSeed],
-    road: Road,
-    protocol: str = "whole_window",
-    multiples: tuple[int, ...] = ROADS_MULTIPLES,
-) -> np.ndarray:
-    """Mean text loss (bits per byte) of ``road`` (its multiple ignored) at each of
-    ``multiples``; shape (seeds, multiples)."""
-    return np.array(
-        [
-            [
-                seeds[seed]
-                .text(Road(road.encoding, m, road.method, road.model), protocol)
-                .mean()
-                for m in multiples
-            ]
-            for seed in sorted(seeds)
-        ]
-    )
 
 
 def seed_test(seed: RoadsSeed, comparison: RoadComparison) -> SeedTest:
