@@ -189,3 +189,21 @@ def test_accuracy_by_multiple_is_each_settings_share_of_right_answers(seed0):
     assert means.shape == (1, 2)
     for column, multiple in enumerate((1, 8)):
         assert means[0, column] == pytest.approx(_correct(results, multiple).mean())
+
+
+def test_the_summary_table_prints_each_roads_means(seed0):
+    seeds = {0: seed0}
+    text = rs.summary_table(
+        seeds, {"RoPE": rs.Road("rope", 1), "RoPE + YaRN": rs.Road("rope", 1, "yarn")}
+    )
+    header, lengths, plain, yarn = text.splitlines()
+    assert "passkey" in header and lengths.split() == ["1L", "2L", "16L"] * 2
+    values = plain.split()[1:]
+    assert [float(v) for v in values[3:]] == pytest.approx(
+        rs.loss_by_multiple(seeds, rs.Road("rope", 1), "whole_window", (1, 2, 16))[0],
+        abs=0.005,
+    )
+    assert int(values[0]) == round(
+        100 * rs.accuracy_by_multiple(seeds, rs.Road("rope", 1), (1,))[0, 0]
+    )
+    assert yarn.split()[3] == "-" and yarn.split()[6] == "-"  # no training-free 1L

@@ -74,3 +74,31 @@ def loss_by_multiple(
             for seed in sorted(seeds)
         ]
     )
+
+
+def summary_table(
+    seeds: dict[int, RoadsSeed],
+    rows: dict[str, Road],
+    multiples: tuple[int, ...] = (1, 2, 16),
+) -> str:
+    """A plain-text table, one line per labelled road (its multiple ignored): the seeds'
+    mean passkey accuracy (%) and text loss (bits per byte, whole windows) at each of
+    ``multiples``; "-" where a setting is not stored (a training-free method at 1L)."""
+    width = max(len(label) for label in rows) + 1
+    lengths = "".join(f"{m:>5d}L" for m in multiples)
+    span = 6 * len(multiples)
+    lines = [
+        f"{'':{width}s}{'passkey, % right':>{span}s}  {'text, bits per byte':>{span}s}",
+        f"{'':{width}s}{lengths}  {lengths}",
+    ]
+    for label, road in rows.items():
+        accuracy, loss = "", ""
+        for m in multiples:
+            try:
+                right = accuracy_by_multiple(seeds, road, (m,)).mean()
+                bits = loss_by_multiple(seeds, road, "whole_window", (m,)).mean()
+                accuracy, loss = accuracy + f"{100 * right:6.0f}", loss + f"{bits:6.2f}"
+            except KeyError:
+                accuracy, loss = accuracy + f"{'-':>6s}", loss + f"{'-':>6s}"
+        lines.append(f"{label:{width}s}{accuracy}  {loss}")
+    return "\n".join(lines)
