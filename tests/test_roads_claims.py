@@ -207,3 +207,11 @@ def test_the_summary_table_prints_each_roads_means(seed0):
         100 * rs.accuracy_by_multiple(seeds, rs.Road("rope", 1), (1,))[0, 0]
     )
     assert yarn.split()[3] == "-" and yarn.split()[6] == "-"  # no training-free 1L
+
+
+def test_the_command_line_prints_every_row(capsys):
+    assert rc.main(["--dir", str(ROOT), "--seeds", "0", "1", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "0.125" in lines[0] and len(lines) == 1 + len(rc.ROAD_CLAIMS)
+    with pytest.raises(SystemExit):
+        rc.main(["--seeds", "0", "1"])

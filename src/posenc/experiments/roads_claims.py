@@ -393,3 +393,35 @@ def read_roads(
             raise FileNotFoundError(f"no results stored for seed {seed} under {root}")
         out[seed] = RoadsSeed(results)
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m posenc.experiments.roads_claims [--dir DIR] [--seeds ...]``: every row of
+    :data:`ROAD_CLAIMS` judged on the stored results of ``--seeds`` (at least three)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m posenc.experiments.roads_claims",
+        description="Other roads' agreement table on the stored results of some seeds "
+        "(train them with roads_cli all --seeds ...).",
+    )
+    parser.add_argument("--dir", type=Path, default=ROADS_DIR, help="runs' folder")
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=list(ROADS_SEEDS), help="seeds"
+    )
+    args = parser.parse_args(argv)
+    if len(args.seeds) < 3:
+        parser.error("--seeds needs at least three seeds")
+    seeds = read_roads(args.dir, tuple(args.seeds))
+    rows = road_verdicts(seeds, ROAD_CLAIMS, minimum_seeds=len(seeds))
+    rate = 0.5 ** len(seeds)
+    print(
+        f"seeds {' '.join(map(str, sorted(seeds)))}: a false claim agrees at most {rate:.3g}"
+    )
+    for row in rows:
+        print(f"{row['verdict']:16s} {row['key']:24s} {row['statement']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
