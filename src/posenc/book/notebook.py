@@ -1,4 +1,5 @@
-"""The one set-up call every chapter's first cell makes."""
+"""The one set-up call every chapter's first cell makes, and the call that pastes a figure into
+the text above the code that draws it."""
 
 from __future__ import annotations
 
@@ -61,3 +62,33 @@ def setup_notebook(
             torch_threads_from_environment() if torch_threads is None else torch_threads
         )
     return np.random.default_rng(seed)
+
+
+def glue_figure(name: str, figure) -> None:
+    """Show the matplotlib ``figure`` under its cell and record it as ``name``, then close it.
+
+    A section keeps its plotting code and checks in one fold at its end; the book's text
+    shows the figure earlier with ``{glue:figure} name`` (myst-nb's glue, which reads the
+    stored output). Outside the book's build, where myst-nb is missing (Colab), the figure
+    is only shown under its cell.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    if not name.strip():
+        raise ValueError("name must not be empty")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    if not isinstance(figure, Figure):
+        raise TypeError(
+            f"figure must be a matplotlib Figure, got {type(figure).__name__}"
+        )
+    try:
+        from myst_nb import glue
+    except ImportError:
+        from IPython.display import display
+
+        display(figure)
+    else:
+        glue(name, figure, display=True)
+    plt.close(figure)
