@@ -141,4 +141,9 @@ def test_glue_figure_shows_records_and_closes_the_figure(monkeypatch):
         glue_figure(" ", plt.figure())
     with pytest.raises(TypeError, match="figure"):
         glue_figure("fig-test", "not a figure")
+    from IPython.display import HTML
+
+    page = HTML("<p>an explorer</p>")
+    glue_figure("explorer-test", page)
+    assert recorded[-1] == ("explorer-test", page, True)
     plt.close("all")

@@ -65,23 +65,26 @@ def setup_notebook(
 
 
 def glue_figure(name: str, figure) -> None:
-    """Show the matplotlib ``figure`` under its cell and record it as ``name``, then close it.
+    """Show ``figure`` under its cell and record it as ``name`` for the book's text.
 
     A section keeps its plotting code and checks in one fold at its end; the book's text
-    shows the figure earlier with ``{glue:figure} name`` (myst-nb's glue, which reads the
-    stored output). Outside the book's build, where myst-nb is missing (Colab), the figure
-    is only shown under its cell.
+    shows the figure earlier (myst-nb's glue, which reads the stored output): a matplotlib
+    ``Figure`` with ``{glue:figure} name`` (it is closed here, so the notebook does not
+    draw it twice), an ``IPython.display.HTML`` (an animation or an explorer) with
+    ``{glue} name``, from a cell tagged ``remove-output`` so that its element ids appear
+    once on the page. Where myst-nb is missing (Colab) it is only shown under its cell.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     if not name.strip():
         raise ValueError("name must not be empty")
-    import matplotlib.pyplot as plt
+    from IPython.display import HTML
     from matplotlib.figure import Figure
 
-    if not isinstance(figure, Figure):
+    if not isinstance(figure, (Figure, HTML)):
         raise TypeError(
-            f"figure must be a matplotlib Figure, got {type(figure).__name__}"
+            "figure must be a matplotlib Figure or an IPython HTML object, got "
+            f"{type(figure).__name__}"
         )
     try:
         from myst_nb import glue
@@ -91,4 +94,7 @@ def glue_figure(name: str, figure) -> None:
         display(figure)
     else:
         glue(name, figure, display=True)
-    plt.close(figure)
+    if isinstance(figure, Figure):
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)
