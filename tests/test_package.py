@@ -113,3 +113,37 @@ def test_no_module_is_over_500_lines_but_scaling():
     }
     over = {name: n for name, n in long.items() if n > 500 and name != "scaling.py"}
     assert not over, f"modules over 500 lines: {over}"
+
+
+def test_glue_figure_shows_records_and_closes_the_figure(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import myst_nb
+    import pytest
+
+    from posenc.book import glue_figure
+
+    recorded = []
+    monkeypatch.setattr(
+        myst_nb,
+        "glue",
+        lambda name, value, display: recorded.append((name, value, display)),
+    )
+    figure = plt.figure()
+    glue_figure("fig-test", figure)
+    assert recorded == [("fig-test", figure, True)]
+    assert not plt.fignum_exists(figure.number)
+    with pytest.raises(TypeError, match="name"):
+        glue_figure(3, plt.figure())
+    with pytest.raises(ValueError, match="name"):
+        glue_figure(" ", plt.figure())
+    with pytest.raises(TypeError, match="figure"):
+        glue_figure("fig-test", "not a figure")
+    from IPython.display import HTML
+
+    page = HTML("<p>an explorer</p>")
+    glue_figure("explorer-test", page)
+    assert recorded[-1] == ("explorer-test", page, True)
+    plt.close("all")

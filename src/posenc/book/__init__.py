@@ -2,7 +2,8 @@
 
 ``naive`` and ``criteria`` (chapter 1), ``linear_maps`` (chapter 3's primer), ``precision``
 (the performance appendix; imports torch), ``notebook`` (the set-up call every chapter's
-first cell makes), ``plotting`` (the figure style; imports matplotlib), ``presets``
+first cell makes, and ``glue_figure``, which lets the text show a figure drawn in a fold
+below), ``plotting`` (the figure style; imports matplotlib), ``presets``
 (published models' RoPE settings, chapter 5; its files are package data),
 ``explorer_grids`` (the numbers the explorers draw) and ``explorers`` (the explorers'
 Vega-Lite specifications; imports altair). They may import the core (``posenc``); the core
@@ -10,6 +11,6 @@ never imports them (ARCHITECTURE.md). Importing this package imports neither tor
 matplotlib.
 """
 
-from posenc.book.notebook import set_print_options, setup_notebook
+from posenc.book.notebook import glue_figure, set_print_options, setup_notebook
 
-__all__ = ["set_print_options", "setup_notebook"]
+__all__ = ["glue_figure", "set_print_options", "setup_notebook"]

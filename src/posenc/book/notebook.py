@@ -1,4 +1,5 @@
-"""The one set-up call every chapter's first cell makes."""
+"""The one set-up call every chapter's first cell makes, and the call that pastes a figure into
+the text above the code that draws it."""
 
 from __future__ import annotations
 
@@ -61,3 +62,39 @@ def setup_notebook(
             torch_threads_from_environment() if torch_threads is None else torch_threads
         )
     return np.random.default_rng(seed)
+
+
+def glue_figure(name: str, figure) -> None:
+    """Show ``figure`` under its cell and record it as ``name`` for the book's text.
+
+    A section keeps its plotting code and checks in one fold at its end; the book's text
+    shows the figure earlier (myst-nb's glue, which reads the stored output): a matplotlib
+    ``Figure`` with ``{glue:figure} name`` (it is closed here, so the notebook does not
+    draw it twice), an ``IPython.display.HTML`` (an animation or an explorer) with
+    ``{glue} name``, from a cell tagged ``remove-output`` so that its element ids appear
+    once on the page. Where myst-nb is missing (Colab) it is only shown under its cell.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    if not name.strip():
+        raise ValueError("name must not be empty")
+    from IPython.display import HTML
+    from matplotlib.figure import Figure
+
+    if not isinstance(figure, (Figure, HTML)):
+        raise TypeError(
+            "figure must be a matplotlib Figure or an IPython HTML object, got "
+            f"{type(figure).__name__}"
+        )
+    try:
+        from myst_nb import glue
+    except ImportError:
+        from IPython.display import display
+
+        display(figure)
+    else:
+        glue(name, figure, display=True)
+    if isinstance(figure, Figure):
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)

@@ -11,7 +11,7 @@ from posenc.book.plotting import PALETTE
 
 #: The small query and key (d = 8, four pairs) chapter 4's explorer rotates by default.
 EXAMPLE_QUERY = (1.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0)
-EXAMPLE_KEY = (0.5, 1.0, 0.0, 1.0, 1.0, 0.0, 0.2, 0.3)
+EXAMPLE_KEY = (0.5, 1.0, 0.0, 1.0, 1.0, 0.0, 0.9, -0.4)  # pair 3 apart from the query
 
 
 def rope_explorer(

@@ -55,7 +55,7 @@ def sinusoidal_explorer(
 
     tables = sinusoidal_grid(d_models, bases)
     data = Datasets()
-    chosen_d = menu("d_model", "d_model ", d_models, d_model)
+    chosen_d = menu("d_model", "model width ", d_models, d_model)
     chosen_base = menu("base", "base ", bases, base)
     # Each row of the picture is one (kind, pair) over the positions 0, 1, ...: stored as the
     # list of its values, in position order, the position being the place in the list.
