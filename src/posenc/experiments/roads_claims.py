@@ -263,12 +263,8 @@ def road_verdicts(
     return rows
 
 
-def _roads(*names_and_multiples: tuple[str, int]) -> tuple[Road, ...]:
-    return tuple(Road(name, multiple) for name, multiple in names_and_multiples)
-
-
-_ALIBI_16, _ALIBI_1 = _roads(("alibi", 16), ("alibi", 1))
-_NOPE_2, _NOPE_16 = _roads(("nope", 2), ("nope", 16))
+_ALIBI_16, _ALIBI_1 = Road("alibi", 16), Road("alibi", 1)
+_NOPE_2, _NOPE_16 = Road("nope", 2), Road("nope", 16)
 
 #: The page's agreement table, fixed before the holdout seeds were trained. Each claim
 #: is about one task; the lengths are the first multiple where RoPE's base model fails
