@@ -562,7 +562,9 @@ def test_experiment_explorer_draws_two_coinciding_methods_as_one_named_line():
     from posenc.experiments.config import DEFAULT_DIR
 
     root = Path(__file__).resolve().parents[1] / DEFAULT_DIR
-    results = analysis.read_all_results(root)  # the five seeds: the chapter's bound holds
+    results = analysis.read_all_results(
+        root
+    )  # the five seeds: the chapter's bound holds
     spec = explorers.experiment_explorer(
         results, train_length=128, styles=METHOD_STYLE, same_line={"dynamic": "ntk"}
     ).to_dict()

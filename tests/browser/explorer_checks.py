@@ -88,7 +88,10 @@ def _seed_accuracies(method: str) -> list[float]:
 def _expected_ntk_mean() -> float:
     """The seeds' mean accuracy of NTK-aware at 8L, which the explorer draws as one line
     with dynamic NTK: the two means are within the chapter's 0.005."""
-    ntk, dynamic = np.mean(_seed_accuracies("ntk")), np.mean(_seed_accuracies("dynamic"))
+    ntk, dynamic = (
+        np.mean(_seed_accuracies("ntk")),
+        np.mean(_seed_accuracies("dynamic")),
+    )
     assert abs(ntk - dynamic) < 0.005
     return float(ntk)
 
