@@ -120,6 +120,7 @@ def experiment_explorer(
                 columns=(1 if same_line else NARROW_LEGEND_COLUMNS) if narrow else 0,
                 columnPadding=16,
                 labelFontSize=NARROW_LEGEND_FONT if narrow else 11,
+                labelLimit=0,  # no cut: "NTK-aware (= dynamic NTK here)" in full
             ),
         )
         dash = alt.StrokeDash(
