@@ -552,3 +552,34 @@ def test_experiment_explorer_names_methods_as_the_chapter_and_draws_the_floor():
     assert "floor" not in without["datasets"]
     with pytest.raises(ValueError, match="floor must give every drawn length"):
         explorers.experiment_explorer(results, train_length=128, floor={128: 0.2})
+
+
+def test_experiment_explorer_draws_two_coinciding_methods_as_one_named_line():
+    from pathlib import Path
+
+    from posenc.book.plotting import METHOD_STYLE
+    from posenc.experiments import analysis
+    from posenc.experiments.config import DEFAULT_DIR
+
+    root = Path(__file__).resolve().parents[1] / DEFAULT_DIR
+    results = analysis.read_all_results(
+        root
+    )  # the five seeds: the chapter's bound holds
+    spec = explorers.experiment_explorer(
+        results, train_length=128, styles=METHOD_STYLE, same_line={"dynamic": "ntk"}
+    ).to_dict()
+    for table in ("by_length", "by_distance"):
+        drawn = {row["method"] for row in spec["datasets"][table]}
+        assert "NTK-aware (= dynamic NTK here)" in drawn
+        assert not drawn & {"NTK-aware", "dynamic NTK"}
+    with pytest.raises(ValueError, match="same_line: dynamic and ntk differ"):
+        explorers.experiment_explorer(
+            results,
+            train_length=128,
+            same_line={"dynamic": "ntk"},
+            same_line_tolerance=1e-6,
+        )
+    with pytest.raises(ValueError, match="same_line: yarn and none differ"):
+        explorers.experiment_explorer(
+            results, train_length=128, same_line={"yarn": "none"}
+        )

@@ -36,6 +36,8 @@ def experiment_explorer(
     train_length: int,
     styles: dict[str, tuple[str, str, str]] | None = None,
     floor: dict[int, float] | None = None,
+    same_line: dict[str, str] | None = None,
+    same_line_tolerance: float = 0.005,
 ) -> alt.VConcatChart:
     """Toggle methods; see accuracy against length and against distance, per seed or as a band.
 
@@ -48,10 +50,23 @@ def experiment_explorer(
     length -> the accuracy of guessing without matching the query marker, drawn as a grey
     dashed line against the length and as a rule at the chosen length (None: not drawn).
     The legend names each method as the chapter does (``METHOD_NAMES``).
+    ``same_line``: method -> the method whose line it is drawn as, where the two coincide
+    (chapter 6: ``{"dynamic": "ntk"}``); the first is not drawn and the second is named
+    "NTK-aware (= dynamic NTK here)". Raises ValueError unless, at every length and in
+    every distance bin, the two methods' means over the seeds differ by less than
+    ``same_line_tolerance`` (the chapter asserts the same bound on its figures).
     """
     from posenc.book.explorer_grids import experiment_grid
 
     tables = experiment_grid(results_by_seed, bin_width)
+    names = dict(METHOD_NAMES)
+    for hidden, drawn in (same_line or {}).items():
+        _check_same_line(tables, hidden, drawn, same_line_tolerance)
+        names[drawn] = f"{names.get(drawn, drawn)} (= {names.get(hidden, hidden)} here)"
+        tables = {
+            key: [row for row in rows if row["method"] != hidden]
+            for key, rows in tables.items()
+        }
     data = Datasets()
     present = {row["method"] for row in tables["by_length"]}
     # the chapter's order of the methods, then any other in alphabetical order
@@ -76,10 +91,10 @@ def experiment_explorer(
     if missing:
         raise ValueError(f"styles must give every method a style, missing {missing}")
     # the drawing and its legend name each method as the chapter does
-    methods = [METHOD_NAMES.get(m, m) for m in codes]
-    styles = {METHOD_NAMES.get(m, m): styles[m] for m in codes}
-    by_length_table = data.table("by_length", _named(tables["by_length"]))
-    by_distance_table = data.table("by_distance", _named(tables["by_distance"]))
+    methods = [names.get(m, m) for m in codes]
+    styles = {names.get(m, m): styles[m] for m in codes}
+    by_length_table = data.table("by_length", _named(tables["by_length"], names))
+    by_distance_table = data.table("by_distance", _named(tables["by_distance"], names))
     drawn_lengths = sorted({row["length"] for row in tables["by_length"]})
     if floor is not None:
         missing = sorted(set(drawn_lengths) - set(floor))
@@ -101,9 +116,11 @@ def experiment_explorer(
                 orient="top",
                 symbolOpacity=1,
                 symbolStrokeWidth=2.5,
-                columns=NARROW_LEGEND_COLUMNS if narrow else 0,
+                # one name a row when a merged name is too long to share one
+                columns=(1 if same_line else NARROW_LEGEND_COLUMNS) if narrow else 0,
                 columnPadding=16,
                 labelFontSize=NARROW_LEGEND_FONT if narrow else 11,
+                labelLimit=0,  # no cut: "NTK-aware (= dynamic NTK here)" in full
             ),
         )
         dash = alt.StrokeDash(
@@ -210,12 +227,28 @@ def experiment_explorer(
     return responsive(build(False), build(True), wide_width=680)
 
 
-def _named(rows: list[dict]) -> list[dict]:
+def _named(rows: list[dict], names: dict[str, str]) -> list[dict]:
     """The grid's rows with each method under the chapter's name."""
-    return [
-        {**row, "method": METHOD_NAMES.get(row["method"], row["method"])}
-        for row in rows
-    ]
+    return [{**row, "method": names.get(row["method"], row["method"])} for row in rows]
+
+
+def _check_same_line(tables: dict, hidden: str, drawn: str, tolerance: float) -> None:
+    """Every mean of ``hidden`` within ``tolerance`` of ``drawn``'s, by length and distance."""
+    for key, rows in tables.items():
+        means = {
+            (row["method"], row["length"], row.get("distance")): row["accuracy"]
+            for row in rows
+            if row["statistic"] == "mean" and row["method"] in (hidden, drawn)
+        }
+        for (method, length, distance), value in means.items():
+            if method != hidden:
+                continue
+            other = means.get((drawn, length, distance))
+            if other is None or abs(value - other) >= tolerance:
+                raise ValueError(
+                    f"same_line: {hidden} and {drawn} differ by {tolerance} or more "
+                    f"({key}, length {length}, distance {distance})"
+                )
 
 
 _FLOOR_STYLE = {"color": "#4d4d4d", "strokeDash": [5, 3], "strokeWidth": 1.5}
