@@ -268,3 +268,20 @@ def test_the_interface_catalogues_are_translated_in_chinese_style(name):
             text[:60],
         )
         assert " %" not in text.replace(" %(", "("), (name, text[:60])
+
+
+def test_the_chinese_build_replaces_whole_attribute_values_and_labels_only():
+    """book/_ext/language_switch.translate_html: an attribute value or a <label> equal to a
+    msgid is replaced (escaped as HTML), anything else is left as it is."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from language_switch import translate_html
+
+    messages = {"Play": "播放", 'a "b" & c': "甲“乙”与丙", "Once": "播放一次"}
+    page = (
+        '<button title="Play" aria-label="Play again">Play</button>'
+        '<img alt="a &quot;b&quot; &amp; c"><label for="x">Once</label>'
+    )
+    assert translate_html(page, messages) == (
+        '<button title="播放" aria-label="Play again">Play</button>'
+        '<img alt="甲“乙”与丙"><label for="x">播放一次</label>'
+    )
