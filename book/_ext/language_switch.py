@@ -112,6 +112,19 @@ def translate_config(app: Sphinx, config) -> None:
         toggle = gettext.GNUTranslations(file)
     config.togglebutton_hint = toggle.gettext("Click to show")
     config.togglebutton_hint_hide = toggle.gettext("Click to hide")
+    # togglebutton.js writes its buttons' screen-reader label itself, in English, once the
+    # page has loaded: relabel them after it.
+    label = "Toggle hidden content"
+    select = (
+        f"[aria-label='{label}']"  # not aria-label="…", which translate_html rewrites
+    )
+    app.add_js_file(
+        None,
+        body=(
+            f'window.addEventListener("load", () => document.querySelectorAll("{select}")'
+            f'.forEach(b => b.setAttribute("aria-label", "{interface[label]}")));'
+        ),
+    )
 
 
 class _Catalogue:
