@@ -186,3 +186,102 @@ def test_the_chinese_edition_uses_the_glossarys_terms():
     assert len(entries) > 40
     unused = [term for term, names in entries if not any(n in text for n in names)]
     assert not unused, f"glossary terms the Chinese pages never use: {unused}"
+
+
+def alt_texts() -> dict[str, str]:
+    """Every image's alt text in the sources, with the page it is on: ``:alt:`` options and
+    Markdown images in the text, cells' ``mystnb.image.alt``, and the ``alt`` and
+    ``aria-label`` attributes in the stored HTML outputs (explorers' stills, glued images)."""
+    import html
+    import json
+
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "book").glob("*.ipynb")) + sorted(
+        (ROOT / "book").glob("*.md")
+    ):
+        if path.suffix == ".md":
+            cells = [{"source": path.read_text(encoding="utf-8")}]
+        else:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            source = "".join(cell["source"])
+            texts = re.findall(r"^\s*:alt:\s*(.+?)\s*$", source, re.M)
+            texts += re.findall(r"!\[([^\]]+)\]\(", source)
+            alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+            texts += [alt] if alt else []
+            for output in cell.get("outputs", []):
+                for mime, data in output.get("data", {}).items():
+                    if mime.endswith("text/html"):
+                        attributes = r'\b(?:alt|aria-label)="([^"]*)"'
+                        texts += map(
+                            html.unescape, re.findall(attributes, "".join(data))
+                        )
+            for text in texts:
+                if re.search(r"[A-Za-z]{3}", text):
+                    found.setdefault(text, path.name)
+    return found
+
+
+def test_every_alt_text_has_a_translation():
+    """gettext does not extract alt text: each is translated in alt_text.po (msgid the
+    English text), or, for the labels of matplotlib's animation controls, in interface.po;
+    book/_ext/language_switch.py applies both to the Chinese build. After changing a
+    figure's alt text, add its new text to alt_text.po (and drop the old entry)."""
+    translated = {
+        m.id
+        for name in ("alt_text.po", "interface.po")
+        for m in messages(CATALOGUES / name)
+        if m.string and not m.fuzzy
+    }
+    texts = alt_texts()
+    assert len(texts) > 40
+    missing = [
+        f"{page}: {text}" for text, page in texts.items() if text not in translated
+    ]
+    assert not missing, (
+        f"{len(missing)} alt texts lack a translation in "
+        "locales/zh_CN/LC_MESSAGES/alt_text.po:\n" + "\n".join(missing)
+    )
+
+
+def test_the_alt_text_catalogue_holds_no_stale_entry():
+    """An entry whose English alt text is no longer in the book is left over from an
+    earlier text: replace it by the new one."""
+    texts = alt_texts()
+    stale = [m.id for m in messages(CATALOGUES / "alt_text.po") if m.id not in texts]
+    assert not stale, f"alt_text.po entries no figure uses any more: {stale}"
+
+
+@pytest.mark.parametrize(
+    "name", ["alt_text.po", "interface.po", "booktheme.po", "sphinx.po"]
+)
+def test_the_interface_catalogues_are_translated_in_chinese_style(name):
+    """Every entry translated; full-width punctuation (no ASCII comma, colon, semicolon or
+    full stop after a Chinese character), no space between two Chinese characters, no
+    space before %."""
+    for message in messages(CATALOGUES / name):
+        text = message.string
+        assert text and not message.fuzzy, message.id[:60]
+        assert not re.search(r"[\u3400-\u9fff][,:;.](\s|$)", text), (name, text[:60])
+        assert not re.search(r"[\u3400-\u9fff] [\u3400-\u9fff]", text), (
+            name,
+            text[:60],
+        )
+        assert " %" not in text.replace(" %(", "("), (name, text[:60])
+
+
+def test_the_chinese_build_replaces_whole_attribute_values_and_labels_only():
+    """book/_ext/language_switch.translate_html: an attribute value or a <label> equal to a
+    msgid is replaced (escaped as HTML), anything else is left as it is."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from language_switch import translate_html
+
+    messages = {"Play": "播放", 'a "b" & c': "甲“乙”与丙", "Once": "播放一次"}
+    page = (
+        '<button title="Play" aria-label="Play again">Play</button>'
+        '<img alt="a &quot;b&quot; &amp; c"><label for="x">Once</label>'
+    )
+    assert translate_html(page, messages) == (
+        '<button title="播放" aria-label="Play again">Play</button>'
+        '<img alt="甲“乙”与丙"><label for="x">播放一次</label>'
+    )

@@ -1,0 +1,1 @@
+"""The built-page tests (a package, so that their module names do not collide with tests/)."""
