@@ -78,7 +78,9 @@ def titles() -> dict[tuple[str, str | None], str]:
 
 
 # A link text that refers to a page by its place, not its title: 第 3 章, 下一节, 附录 …
-GENERIC = re.compile(r"^(第 ?\S+ ?[章节页]|[本上下]一?[章节页文]|见?下文|见?附录|附录|[\d.]+ ?节)$")
+GENERIC = re.compile(
+    r"^(第 ?\S+ ?[章节页]|第 ?\S+ ?章的?勘误|[本上下]一?[章节页文]|见?下文|见?附录|附录|[\d.]+ ?节)$"
+)
 
 
 def title_links(name: str) -> list[tuple[str, str]]:
@@ -101,14 +103,28 @@ def title_links(name: str) -> list[tuple[str, str]]:
     return found
 
 
+def generated_title(block) -> bool:
+    """A theorem's or exercise's title line, which sphinx-proof and sphinx-exercise write
+    from their own template ("定理 3.1 (…)", "解答 练习 3.1"): not the catalogues' prose."""
+    owner = block.parent
+    return "admonition-title" in (block.get("class") or []) and bool(
+        {"proof", "solution", "exercise"} & set(owner.get("class") or [])
+    )
+
+
 def prose_blocks(name: str) -> list[tuple[str, bool]]:
     """The visible text of each innermost prose block, code and formulas replaced by a
     non-CJK mark, with whether it is a hidden cell's label (from cell_labels.po)."""
     blocks = []
     for block in article(name).find_all(BLOCKS):
-        if block.find(BLOCKS) or any(
-            parent.name in NOT_PROSE or NOT_PROSE_CLASSES & set(parent.get("class") or [])
-            for parent in [block, *block.parents]
+        if (
+            block.find(BLOCKS)
+            or generated_title(block)
+            or any(
+                parent.name in NOT_PROSE
+                or NOT_PROSE_CLASSES & set(parent.get("class") or [])
+                for parent in [block, *block.parents]
+            )
         ):
             continue
         parts = []
@@ -123,9 +139,13 @@ def prose_blocks(name: str) -> list[tuple[str, bool]]:
             else:
                 parts.append(str(piece))
         text = " ".join("".join(parts).split())
-        label = any(
-            "hide" in (p.get("class") or []) and p.name == "details" for p in block.parents
-        ) and block.find_parent("summary") is not None
+        label = (
+            any(
+                "hide" in (p.get("class") or []) and p.name == "details"
+                for p in block.parents
+            )
+            and block.find_parent("summary") is not None
+        )
         blocks.append((re.sub("(\ufffc ?)+", "\ufffc", text), label))
     return blocks
 
@@ -198,6 +218,8 @@ def test_the_checks_catch_what_issue_25_reported():
     assert RULES["ASCII quote in Chinese prose"].search('分不清"我爱你"和')
     assert unpaired_quotes("分不清”I love you”和")
     assert not unpaired_quotes("分不清“I love you”和 the model’s")
-    assert RULES["half-width parentheses around Chinese"].search("定理 3.1 (位置的平移)")
+    assert RULES["half-width parentheses around Chinese"].search(
+        "定理 3.1 (位置的平移)"
+    )
     assert RULES["space before %"].search("96 %")
     assert RULES["x in a size (write ×)"].search("4 x 4")
